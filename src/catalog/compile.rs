@@ -1,0 +1,155 @@
+//! Raw YAML → validated, indexed [`Catalog`].
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use walkdir::WalkDir;
+
+use super::raw::{RawApi, RawFile};
+use super::{Api, Catalog, Clients, CommandSpec, Library};
+use crate::error::YamlError;
+
+pub type CatalogError = YamlError;
+
+/// Reads every `*.yaml` / `*.yml` below `dir`, sorted by path for stable output.
+pub fn read_dir(dir: &Path) -> Result<Vec<(String, String)>, CatalogError> {
+    if !dir.is_dir() {
+        return Err(YamlError::Io {
+            path: dir.display().to_string(),
+            reason: "not a directory".into(),
+        });
+    }
+    let mut out = Vec::new();
+    for entry in WalkDir::new(dir).sort_by_file_name() {
+        let entry = entry.map_err(|e| YamlError::Io {
+            path: dir.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        let path = entry.path();
+        let is_yaml = path.extension().is_some_and(|e| e == "yaml" || e == "yml");
+        if !entry.file_type().is_file() || !is_yaml {
+            continue;
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| YamlError::Io {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        out.push((path.display().to_string(), text));
+    }
+    Ok(out)
+}
+
+/// Parses and validates all sources into one catalog.
+pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
+    let mut cat = Catalog::default();
+    let mut files = Vec::new();
+    for (path, src) in sources {
+        let raw: RawFile = match serde_yaml::from_str(src) {
+            Ok(raw) => raw,
+            // An empty file deserialises as unit; treat it as having no entries.
+            Err(_) if src.trim().is_empty() => continue,
+            Err(e) => return Err(YamlError::from_serde(path, src, &e)),
+        };
+        for (name, c) in &raw.commands {
+            cat.commands.insert(
+                name.to_ascii_uppercase(),
+                CommandSpec {
+                    role: c.role,
+                    args: c.args.clone(),
+                    flags: c.flags.clone(),
+                    valued: c.valued.clone(),
+                    acquire_when: c.acquire_when.clone(),
+                    expiry: c.expiry.clone(),
+                    owner_checked_when: c.owner_checked_when.clone(),
+                },
+            );
+        }
+        if let Some(v) = &raw.vocabulary {
+            cat.lock_words.extend(v.lock_words.iter().map(|w| w.to_ascii_lowercase()));
+        }
+        files.push((path, src, raw));
+    }
+    // APIs are checked after every file's commands are known.
+    let mut ids = HashSet::new();
+    for (path, src, raw) in files {
+        if raw.apis.is_empty() {
+            continue;
+        }
+        let (Some(name), Some(language), Some(backend)) =
+            (raw.library.clone(), raw.language, raw.backend.clone())
+        else {
+            let msg = "a file with `apis` needs `library`, `language` and `backend`".to_string();
+            return Err(YamlError::about(path, src, "apis", msg));
+        };
+        let c = raw.clients.unwrap_or_default();
+        let library = cat.libraries.len();
+        cat.libraries.push(Library {
+            name,
+            language,
+            backend,
+            clients: Clients {
+                imports: c.imports,
+                constructors: c.constructors,
+                types: c.types,
+                names: c.names,
+            },
+        });
+        cat.triggers.extend(raw.triggers.iter().cloned());
+        for api in raw.apis {
+            validate_api(path, src, &api, &cat, &mut ids)?;
+            let index = cat.apis.len();
+            for name in api.methods.iter().chain(&api.functions) {
+                let last = last_segment(name).to_string();
+                cat.index.entry((language, last)).or_default().push(index);
+            }
+            cat.apis.push(Api {
+                id: api.id,
+                library,
+                methods: api.methods,
+                functions: api.functions,
+                command: (api.command != "*").then(|| api.command.to_ascii_uppercase()),
+                args: api.args,
+                flags: api.flags,
+                chain: api.chain,
+                invoke: api.invoke,
+            });
+        }
+    }
+    cat.triggers.sort();
+    cat.triggers.dedup();
+    Ok(cat)
+}
+
+fn validate_api(
+    path: &str,
+    src: &str,
+    api: &RawApi,
+    cat: &Catalog,
+    ids: &mut HashSet<String>,
+) -> Result<(), CatalogError> {
+    let needle = format!("id: {}", api.id);
+    let fail = |msg: String| Err(YamlError::about(path, src, &needle, msg));
+    if !ids.insert(api.id.clone()) {
+        return fail(format!("duplicate api id `{}`", api.id));
+    }
+    if api.methods.is_empty() && api.functions.is_empty() {
+        return fail(format!("api `{}` needs `methods` or `functions`", api.id));
+    }
+    if api.command != "*" && cat.command(&api.command).is_none() {
+        return fail(format!(
+            "api `{}` sends unknown command `{}` (add it under `commands:`)",
+            api.id, api.command
+        ));
+    }
+    for slot in api.args.values().chain(api.flags.values()).chain(api.invoke.values()) {
+        if slot.pos.is_none() && slot.kw.is_none() {
+            return fail(format!("api `{}`: every slot needs `pos` or `kw`", api.id));
+        }
+    }
+    Ok(())
+}
+
+/// `redis::Script::new` → `new`; `redis.from_url` → `from_url`.
+pub fn last_segment(path: &str) -> &str {
+    path.rsplit(['.', ':']).next().unwrap_or(path)
+}

@@ -1,0 +1,119 @@
+//! The catalog: knowledge of lock APIs, loaded from `rules/*.yaml`.
+//!
+//! Input: YAML sources (the built-in ones embedded in the binary, plus user
+//! folders from `--rules`). Output: a validated, indexed [`Catalog`] that
+//! `sites` matches calls against. No rule logic lives here, only facts.
+
+mod compile;
+pub mod raw;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+pub use compile::CatalogError;
+pub use raw::{ArgRole, CommandRole, RawSlot as Slot};
+
+use crate::model::Language;
+
+/// The catalog files compiled into the binary, so an installed tool works anywhere.
+const BUILTIN: &[(&str, &str)] = &[
+    ("rules/redis-commands.yaml", include_str!("../../rules/redis-commands.yaml")),
+    ("rules/vocabulary.yaml", include_str!("../../rules/vocabulary.yaml")),
+    ("rules/redis-py.yaml", include_str!("../../rules/redis-py.yaml")),
+    ("rules/redis-rs.yaml", include_str!("../../rules/redis-rs.yaml")),
+];
+
+/// How to recognise a library's client object.
+#[derive(Debug, Clone, Default)]
+pub struct Clients {
+    pub imports: Vec<String>,
+    pub constructors: Vec<String>,
+    pub types: Vec<String>,
+    pub names: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Library {
+    pub name: String,
+    pub language: Language,
+    pub backend: String,
+    pub clients: Clients,
+}
+
+/// One API shape: which calls it matches and where its arguments are.
+#[derive(Debug, Clone)]
+pub struct Api {
+    pub id: String,
+    pub library: usize,
+    pub methods: Vec<String>,
+    pub functions: Vec<String>,
+    /// `None` when the first word argument names the command (`"*"`).
+    pub command: Option<String>,
+    pub args: BTreeMap<ArgRole, Slot>,
+    pub flags: BTreeMap<String, Slot>,
+    pub chain: BTreeMap<String, ArgRole>,
+    pub invoke: BTreeMap<ArgRole, Slot>,
+}
+
+/// A canonical Redis command's grammar and role.
+#[derive(Debug, Clone)]
+pub struct CommandSpec {
+    pub role: CommandRole,
+    pub args: Vec<String>,
+    pub flags: Vec<String>,
+    pub valued: Vec<String>,
+    pub acquire_when: Option<String>,
+    pub expiry: Vec<String>,
+    pub owner_checked_when: Vec<String>,
+}
+
+impl CommandSpec {
+    pub fn is_option(&self, word: &str) -> bool {
+        self.flags.iter().chain(&self.valued).any(|f| f.eq_ignore_ascii_case(word))
+    }
+    pub fn takes_value(&self, word: &str) -> bool {
+        self.valued.iter().any(|f| f.eq_ignore_ascii_case(word))
+    }
+}
+
+/// The compiled, indexed catalog.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    pub libraries: Vec<Library>,
+    pub apis: Vec<Api>,
+    pub commands: HashMap<String, CommandSpec>,
+    pub lock_words: Vec<String>,
+    pub triggers: Vec<String>,
+    /// (language, method or function last segment) -> API indices.
+    index: HashMap<(Language, String), Vec<usize>>,
+}
+
+impl Catalog {
+    /// The built-in catalog plus every `*.yaml`/`*.yml` under `extra_dirs`.
+    pub fn load(extra_dirs: &[impl AsRef<Path>]) -> Result<Catalog, CatalogError> {
+        let mut sources: Vec<(String, String)> =
+            BUILTIN.iter().map(|(n, s)| (n.to_string(), s.to_string())).collect();
+        for dir in extra_dirs {
+            sources.extend(compile::read_dir(dir.as_ref())?);
+        }
+        compile::compile(&sources)
+    }
+
+    /// The built-in catalog only.
+    pub fn builtin() -> Result<Catalog, CatalogError> {
+        Catalog::load(&[] as &[&Path])
+    }
+
+    /// API shapes that may match a call named `name` in `language`.
+    pub fn candidates(&self, language: Language, name: &str) -> &[usize] {
+        self.index.get(&(language, name.to_string())).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    pub fn command(&self, name: &str) -> Option<&CommandSpec> {
+        self.commands.get(&name.to_ascii_uppercase())
+    }
+
+    pub fn library_of(&self, api: &Api) -> &Library {
+        &self.libraries[api.library]
+    }
+}

@@ -1,0 +1,156 @@
+//! The YAML schema of `rules/*.yaml`, exactly as written by people.
+//!
+//! Every struct denies unknown fields so that a typo is an error pointing at
+//! its line instead of a silently ignored key. `compile.rs` turns these into
+//! the indexed [`super::Catalog`].
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+use crate::model::Language;
+
+/// One catalog file: a library's API shapes, Redis command grammar, or vocabulary.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFile {
+    /// The library this file describes (`redis-py`, `redis-rs`).
+    pub library: Option<String>,
+    pub language: Option<Language>,
+    /// The backend the library talks to (`redis`, `etcd`, `postgres`).
+    pub backend: Option<String>,
+    /// Literal byte strings whose presence makes a file worth parsing.
+    #[serde(default)]
+    pub triggers: Vec<String>,
+    /// How to tell that a receiver is this library's client.
+    pub clients: Option<RawClients>,
+    #[serde(default)]
+    pub apis: Vec<RawApi>,
+    /// Canonical Redis commands: their argument order, flags and role in a lock.
+    #[serde(default)]
+    pub commands: BTreeMap<String, RawCommand>,
+    pub vocabulary: Option<RawVocabulary>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawClients {
+    /// Module paths whose import makes the library present in a file.
+    #[serde(default)]
+    pub imports: Vec<String>,
+    /// Calls whose result is a client (`redis.Redis`, `get_connection`).
+    #[serde(default)]
+    pub constructors: Vec<String>,
+    /// Type names that mark an annotated variable or parameter as a client.
+    #[serde(default)]
+    pub types: Vec<String>,
+    /// Receiver names that count as a client when the library is imported.
+    #[serde(default)]
+    pub names: Vec<String>,
+}
+
+/// One surface form of a call.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawApi {
+    pub id: String,
+    /// Method names (`r.set(..)`); the receiver must be a client.
+    #[serde(default)]
+    pub methods: Vec<String>,
+    /// Free functions by full path (`redis::cmd`); matched by path or import.
+    #[serde(default)]
+    pub functions: Vec<String>,
+    /// The canonical command sent, or `"*"` when the first argument names it.
+    pub command: String,
+    /// Where the command's named arguments sit in the call.
+    #[serde(default)]
+    pub args: BTreeMap<ArgRole, RawSlot>,
+    /// Where command flags sit (`NX: {kw: nx}`).
+    #[serde(default)]
+    pub flags: BTreeMap<String, RawSlot>,
+    /// Arguments added by chained builder methods (`.arg(x)`, `.key(k)`).
+    #[serde(default)]
+    pub chain: BTreeMap<String, ArgRole>,
+    /// For calls returning a callable script object (`register_script`):
+    /// where keys and args sit when that object is called.
+    #[serde(default)]
+    pub invoke: BTreeMap<ArgRole, RawSlot>,
+}
+
+/// The roles an argument can play in a canonical command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ArgRole {
+    /// The lock key; for a multi-key command, every key.
+    Key,
+    /// The value stored: for a lock, its owner.
+    Value,
+    /// An expiry given as an argument (seconds or ms, per command).
+    Ttl,
+    /// A Lua script source.
+    Script,
+    /// Raw command words (`"SET", k, v, "NX"`), in order.
+    Words,
+    /// An options object or builder carrying flags (`SetOptions`, `SetParams`).
+    Options,
+    /// Keys passed to a script.
+    ScriptKeys,
+    /// Non-key arguments passed to a script.
+    ScriptArgs,
+}
+
+/// Where an argument is: a positional index, a keyword, or all positionals from `pos`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSlot {
+    pub pos: Option<usize>,
+    pub kw: Option<String>,
+    /// Every positional argument from `pos` on.
+    #[serde(default)]
+    pub rest: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CommandRole {
+    /// Takes a lock (always, or when `acquire-when` flag is present).
+    Acquire,
+    /// Sets an expiry on an existing key.
+    Expire,
+    /// Deletes keys.
+    Release,
+    /// Runs a script; the script's own commands are analysed.
+    Script,
+    Read,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawCommand {
+    pub role: CommandRole,
+    /// Positional arguments after the command word, by role; a role ending
+    /// the list with `rest: true` semantics is spelled `keys...`.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Flags without a value (`NX`, `GET`).
+    #[serde(default)]
+    pub flags: Vec<String>,
+    /// Options followed by one value (`PX 30000`).
+    #[serde(default)]
+    pub valued: Vec<String>,
+    /// For `role: acquire`: the flag that makes the command an acquisition.
+    pub acquire_when: Option<String>,
+    /// Options that give the key an expiry.
+    #[serde(default)]
+    pub expiry: Vec<String>,
+    /// For `role: release`: options that make the delete conditional on the owner.
+    #[serde(default)]
+    pub owner_checked_when: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawVocabulary {
+    /// Words that mark a key or variable as a lock (`lock`, `mutex`, `leader`).
+    #[serde(default)]
+    pub lock_words: Vec<String>,
+}

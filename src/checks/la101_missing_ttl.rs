@@ -1,0 +1,62 @@
+use super::declare_rule;
+use crate::finding::Finding;
+use crate::sites::{FileAnalysis, Ttl};
+
+declare_rule! {
+    /// ## What it flags
+    /// A lock acquired with no expiry, where nothing ever sets one: Redis
+    /// `SET key owner NX` without `EX`/`PX`/`EXAT`/`PXAT`, or `SETNX`, with no
+    /// later `EXPIRE` on that key (with a separate later `EXPIRE` it is LA102
+    /// instead).
+    ///
+    /// ## Why it breaks
+    /// A lock without a TTL is released only by its holder. When the holder
+    /// crashes, is OOM-killed or loses its network between acquire and release,
+    /// the key stays forever and every later caller waits or skips the work
+    /// until someone deletes the key by hand.
+    ///
+    /// ## Example
+    /// ```python
+    /// r.set("lock:billing", token, nx=True)            # never expires
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// r.set("lock:billing", token, nx=True, px=30_000)  # expires after 30 s
+    /// ```
+    /// In Rust: `redis::cmd("SET").arg(key).arg(token).arg("NX").arg("PX").arg(30_000)`
+    /// or `SetOptions::default().conditional_set(ExistenceCheck::NX).with_expiration(SetExpiry::PX(30_000))`.
+    ///
+    /// ## Not flagged
+    /// `SET ... NX` with an expiry option; `SETNX` + `EXPIRE` inside one Lua
+    /// script (atomic); session-bound locks (Postgres advisory, etcd sessions,
+    /// ZooKeeper ephemeral nodes) and renewed leases.
+    RULE {
+        code: "LA101",
+        name: "missing-ttl",
+        severity: Error,
+        summary: "a lock is acquired with no expiry and nothing ever sets one",
+        label: "acquired here, with no expiry",
+        help: "set the expiry in the acquisition itself (SET key owner NX PX <ms>)",
+        check: check,
+    }
+}
+
+fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
+    for site in &fa.sites {
+        if !matches!(site.ttl, Ttl::Absent) || site.separate_expire.is_some() {
+            continue;
+        }
+        let key = site.key.as_ref().map_or("?", |k| k.peel().text.as_str());
+        let mut f = Finding::new(
+            &RULE,
+            site.span,
+            format!("lock `{key}` is acquired with {} but never expires", site.command),
+        )
+        .site(site);
+        if let Some(k) = &site.key {
+            f = f.label(k.span, "lock key: stays forever if the holder dies");
+        }
+        out.push(f);
+    }
+}

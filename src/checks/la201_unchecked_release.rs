@@ -1,0 +1,75 @@
+use super::declare_rule;
+use crate::finding::Finding;
+use crate::sites::FileAnalysis;
+
+declare_rule! {
+    /// ## What it flags
+    /// A lock released without checking that the caller still owns it: the
+    /// lock key deleted with `DEL`/`UNLINK` (redis-py `delete`/`unlink`,
+    /// redis-rs `del`/`unlink`, `GETDEL`), or by a Lua script that deletes
+    /// without first comparing the stored value with the caller's token.
+    ///
+    /// ## Why it breaks
+    /// A holder that pauses (GC stop, VM migration, a slow query) past its TTL
+    /// loses the lock to a successor. When it wakes and deletes the key, it
+    /// deletes the *successor's* lock, and a third process acquires while the
+    /// second is still working: two holders at once, caused by the release.
+    ///
+    /// ## Example
+    /// ```python
+    /// r.set(key, token, nx=True, px=30_000)
+    /// try:
+    ///     work()
+    /// finally:
+    ///     r.delete(key)                       # may delete someone else's lock
+    /// ```
+    ///
+    /// ## Use instead
+    /// A compare-and-delete script (or `DELEX key IFEQ token` on Redis 8.4+):
+    /// ```python
+    /// RELEASE = """
+    /// if redis.call("get", KEYS[1]) == ARGV[1] then
+    ///     return redis.call("del", KEYS[1])
+    /// end
+    /// return 0
+    /// """
+    /// r.eval(RELEASE, 1, key, token)
+    /// ```
+    ///
+    /// ## Not flagged
+    /// Deletes of keys that are not locks (cache keys, counters): a key counts
+    /// as a lock when it is the key of an acquisition in the same file or its
+    /// name says so (`lock`, `mutex`, `leader`, `lease`...). Library releases
+    /// that check ownership (redis-py `Lock.release()`, Redisson `unlock()`).
+    RULE {
+        code: "LA201",
+        name: "unchecked-release",
+        severity: Error,
+        summary: "a lock is released without checking that the caller still owns it",
+        label: "deletes the lock whoever owns it",
+        help: "release with a compare-and-delete script (GET == token, then DEL) or DELEX key IFEQ token",
+        check: check,
+    }
+}
+
+fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
+    for rel in &fa.releases {
+        if rel.owner_checked {
+            continue;
+        }
+        let key = rel.key.as_ref().map_or("?", |k| k.peel().text.as_str());
+        let how = match &rel.script_name {
+            Some(name) => format!("by script `{name}`, which does not compare the owner first"),
+            None => format!("with {}", rel.command),
+        };
+        let mut f = Finding::new(
+            &RULE,
+            rel.span,
+            format!("lock `{key}` is released {how}: it can delete another holder's lock"),
+        );
+        if let Some(site) = rel.site.map(|i| &fa.sites[i]) {
+            f = f.site(site).label(site.span, "acquired here");
+        }
+        out.push(f);
+    }
+}

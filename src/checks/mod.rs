@@ -1,0 +1,84 @@
+//! The rules: one file per rule, registered in [`REGISTRY`].
+//!
+//! Each rule file declares its metadata and documentation with
+//! [`declare_rule!`] (the `///` lines become `lock-audit explain` text) and a
+//! `check` function from a file's [`FileAnalysis`] to findings. Checks never
+//! see parsers, YAML or miette: only lock sites and releases.
+
+mod la101_missing_ttl;
+mod la102_non_atomic_acquire;
+mod la201_unchecked_release;
+
+use crate::finding::{Finding, Severity};
+use crate::sites::FileAnalysis;
+
+/// A rule's identity, documentation and logic.
+pub struct Rule {
+    pub code: &'static str,
+    pub name: &'static str,
+    pub severity: Severity,
+    /// One line for `lock-audit rules`.
+    pub summary: &'static str,
+    /// The default fix hint.
+    pub help: &'static str,
+    /// The caption on the span the finding points at.
+    pub label: &'static str,
+    /// Markdown documentation for `lock-audit explain`.
+    pub doc: &'static str,
+    pub check: fn(&FileAnalysis, &mut Vec<Finding>),
+}
+
+impl std::fmt::Debug for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.code, self.name)
+    }
+}
+
+impl Rule {
+    /// The documentation with the one leading space of each `///` line removed.
+    pub fn documentation(&self) -> String {
+        self.doc.lines().map(|l| l.strip_prefix(' ').unwrap_or(l)).collect::<Vec<_>>().join("\n")
+    }
+}
+
+/// Declares a rule: doc comments, then its fields.
+macro_rules! declare_rule {
+    ($(#[doc = $doc:literal])* $id:ident {
+        code: $code:literal, name: $name:literal, severity: $sev:ident,
+        summary: $summary:literal, label: $label:literal, help: $help:literal,
+        check: $check:path $(,)?
+    }) => {
+        pub static $id: $crate::checks::Rule = $crate::checks::Rule {
+            code: $code,
+            name: $name,
+            severity: $crate::finding::Severity::$sev,
+            summary: $summary,
+            help: $help,
+            label: $label,
+            doc: concat!($($doc, "\n"),*),
+            check: $check,
+        };
+    };
+}
+pub(crate) use declare_rule;
+
+/// Every rule, in code order. Adding a rule is one line here.
+pub static REGISTRY: &[&Rule] = &[
+    &la101_missing_ttl::RULE,
+    &la102_non_atomic_acquire::RULE,
+    &la201_unchecked_release::RULE,
+];
+
+/// Finds a rule by code (`LA201`, any case) or name (`unchecked-release`).
+pub fn lookup(id: &str) -> Option<&'static Rule> {
+    REGISTRY.iter().copied().find(|r| r.code.eq_ignore_ascii_case(id) || r.name == id)
+}
+
+/// Runs the selected rules over one file.
+pub fn run(fa: &FileAnalysis, selected: &[&'static Rule]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for rule in selected {
+        (rule.check)(fa, &mut out);
+    }
+    out
+}

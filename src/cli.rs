@@ -1,0 +1,163 @@
+//! The command line: `check`, `explain`, `rules`. Returns the exit code.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::catalog::Catalog;
+use crate::checks::{self, Rule};
+use crate::finding::Severity;
+use crate::report::{self, Format, RenderOptions};
+use crate::Settings;
+
+#[derive(Parser, Debug)]
+#[command(name = "lock-audit", version, about = "Find distributed-lock bugs: missing TTLs, unchecked releases, unfenced writes")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Scan files and directories for lock findings (default: the current directory).
+    Check(CheckArgs),
+    /// Print a rule's documentation: what it flags, why it breaks, what to do instead.
+    Explain {
+        /// A rule code (`LA201`) or name (`unchecked-release`).
+        rule: String,
+    },
+    /// List every rule with its code, name, default severity and summary.
+    Rules,
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// Files or directories to scan; directories honour .gitignore.
+    #[arg(default_value = ".")]
+    pub paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Only run these rules (codes or names, comma-separated or repeated).
+    #[arg(long, value_delimiter = ',')]
+    pub select: Vec<String>,
+    /// Do not run these rules (codes or names).
+    #[arg(long, value_delimiter = ',')]
+    pub ignore: Vec<String>,
+    /// An extra catalog folder of `*.yaml` API descriptions (repeatable).
+    #[arg(long = "rules", value_name = "DIR")]
+    pub rules_dirs: Vec<PathBuf>,
+    /// Exit 1 when a finding at or above this severity is reported.
+    #[arg(long, value_enum, default_value_t = Severity::Warning)]
+    pub fail_on: Severity,
+    /// Show every skipped or partly analysed file and why.
+    #[arg(long, short)]
+    pub verbose: bool,
+    /// Colour in human output.
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    pub color: Color,
+    /// Skip files larger than this many bytes (reported as a notice).
+    #[arg(long, default_value_t = 5 * 1024 * 1024)]
+    pub max_file_size: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+/// Parses `args` (without the program name handling cargo's extra word) and runs.
+pub fn main_with(args: impl IntoIterator<Item = String>) -> ExitCode {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    match cli.command {
+        Command::Check(args) => check(args),
+        Command::Explain { rule } => explain(&rule),
+        Command::Rules => rules(),
+    }
+}
+
+fn resolve_rules(ids: &[String]) -> Result<Vec<&'static Rule>, String> {
+    ids.iter()
+        .map(|id| checks::lookup(id.trim()).ok_or_else(|| format!("unknown rule `{id}` (see `lock-audit rules`)")))
+        .collect()
+}
+
+fn usage_error(msg: &str) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(2)
+}
+
+/// Writes to stdout; a closed pipe (`| head`) is not an error.
+fn emit(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+fn check(args: CheckArgs) -> ExitCode {
+    let catalog = match Catalog::load(&args.rules_dirs) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{:?}", miette::Report::new(e));
+            return ExitCode::from(2);
+        }
+    };
+    let selected = match resolve_rules(&args.select) {
+        Ok(r) if r.is_empty() => checks::REGISTRY.to_vec(),
+        Ok(r) => r,
+        Err(e) => return usage_error(&e),
+    };
+    let ignored = match resolve_rules(&args.ignore) {
+        Ok(r) => r,
+        Err(e) => return usage_error(&e),
+    };
+    let rules = selected.into_iter().filter(|r| !ignored.iter().any(|i| i.code == r.code)).collect();
+    let settings = Settings { rules, max_file_size: args.max_file_size };
+    let report = crate::check(&args.paths, &catalog, &settings);
+    let color = match args.color {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    };
+    let opts = RenderOptions { color, verbose: args.verbose, width: 100 };
+    emit(&report::render(&report, args.format, opts));
+    if report.has_internal_errors() {
+        return ExitCode::from(2);
+    }
+    let failing = report::each_finding(&report).any(|(_, f)| f.severity >= args.fail_on);
+    ExitCode::from(u8::from(failing))
+}
+
+fn explain(id: &str) -> ExitCode {
+    let Some(rule) = checks::lookup(id) else {
+        return usage_error(&format!("unknown rule `{id}` (see `lock-audit rules`)"));
+    };
+    emit(&format!(
+        "# {} {} ({})\n\n{}\n\n{}",
+        rule.code,
+        rule.name,
+        rule.severity.name(),
+        rule.summary,
+        rule.documentation()
+    ));
+    ExitCode::SUCCESS
+}
+
+fn rules() -> ExitCode {
+    let mut out = format!("{:<7} {:<22} {:<8} {}\n", "code", "name", "severity", "fires when");
+    for r in checks::REGISTRY {
+        out.push_str(&format!("{:<7} {:<22} {:<8} {}\n", r.code, r.name, r.severity.name(), r.summary));
+    }
+    emit(&out);
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,97 @@
+//! Paths → the source files to scan.
+//!
+//! Directories are walked with the `ignore` crate (`.gitignore`, `.ignore`,
+//! hidden files skipped, symlinks not followed); files named explicitly are
+//! always scanned, ignored or not. The language comes from the extension, or
+//! the shebang for extensionless scripts.
+
+use std::path::{Path, PathBuf};
+
+use crate::lang;
+use crate::model::Language;
+
+/// A file to scan.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    pub path: PathBuf,
+    /// The path relative to the scan root it was found under (stable JSON).
+    pub rel: String,
+    pub language: Language,
+}
+
+/// A path that could not be walked (missing, unreadable directory...).
+#[derive(Debug, Clone)]
+pub struct WalkError {
+    pub path: String,
+    pub reason: String,
+}
+
+fn head(path: &Path) -> Vec<u8> {
+    use std::io::Read;
+    let mut buf = vec![0; 128];
+    let n = std::fs::File::open(path).and_then(|mut f| f.read(&mut buf)).unwrap_or(0);
+    buf.truncate(n);
+    buf
+}
+
+fn rel_to(root: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    let s = rel.to_string_lossy().replace('\\', "/");
+    if s.is_empty() {
+        path.file_name().map_or(s, |n| n.to_string_lossy().into_owned())
+    } else {
+        s
+    }
+}
+
+/// Walks `roots` and returns the files to scan, sorted by path.
+pub fn discover(roots: &[PathBuf]) -> (Vec<SourceFile>, Vec<WalkError>) {
+    let mut files = Vec::new();
+    let mut errors = Vec::new();
+    for root in roots {
+        if root.is_file() {
+            let language = lang::detect(root, &head(root));
+            match language {
+                Some(language) => files.push(SourceFile {
+                    path: root.clone(),
+                    rel: rel_to(root.parent().unwrap_or(root), root),
+                    language,
+                }),
+                None => errors.push(WalkError {
+                    path: root.display().to_string(),
+                    reason: "not a supported source file (Python or Rust)".into(),
+                }),
+            }
+            continue;
+        }
+        if !root.exists() {
+            errors.push(WalkError { path: root.display().to_string(), reason: "no such file or directory".into() });
+            continue;
+        }
+        let walker = ignore::WalkBuilder::new(root)
+            .hidden(true)
+            .git_ignore(true)
+            .require_git(false)
+            .follow_links(false)
+            .build();
+        for entry in walker {
+            match entry {
+                Ok(e) => {
+                    if !e.file_type().is_some_and(|t| t.is_file()) {
+                        continue;
+                    }
+                    let path = e.path();
+                    let needs_head = path.extension().is_none();
+                    let h = if needs_head { head(path) } else { Vec::new() };
+                    if let Some(language) = lang::detect(path, &h) {
+                        files.push(SourceFile { path: path.to_path_buf(), rel: rel_to(root, path), language });
+                    }
+                }
+                Err(e) => errors.push(WalkError { path: root.display().to_string(), reason: e.to_string() }),
+            }
+        }
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files.dedup_by(|a, b| a.path == b.path);
+    (files, errors)
+}

@@ -1,0 +1,82 @@
+//! A finding: a typed value built by a check, rendered by `report/`.
+
+use serde::Serialize;
+
+use crate::checks::Rule;
+use crate::model::Span;
+use crate::sites::{Class, LockSite};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// A secondary span with a short caption (the key, the TTL, the release...).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Label {
+    pub span: Span,
+    pub text: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Finding {
+    pub rule: &'static Rule,
+    pub severity: Severity,
+    /// Where the finding points (see rules.md, "Where a finding points").
+    pub span: Span,
+    /// One line, lowercase, no trailing period.
+    pub message: String,
+    pub labels: Vec<Label>,
+    /// Starts with a verb.
+    pub help: String,
+    /// The acquisition this finding belongs to, if any.
+    pub site_span: Option<Span>,
+    pub class: Class,
+}
+
+impl Finding {
+    pub fn new(rule: &'static Rule, span: Span, message: impl Into<String>) -> Self {
+        Finding {
+            rule,
+            severity: rule.severity,
+            span,
+            message: message.into(),
+            labels: Vec::new(),
+            help: rule.help.to_string(),
+            site_span: None,
+            class: Class::Unclassified,
+        }
+    }
+
+    pub fn label(mut self, span: Span, text: impl Into<String>) -> Self {
+        if span != Span::default() {
+            self.labels.push(Label { span, text: text.into() });
+        }
+        self
+    }
+
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = help.into();
+        self
+    }
+
+    /// Attaches the finding to its lock site: class, and a label on the acquisition.
+    pub fn site(mut self, site: &LockSite) -> Self {
+        self.site_span = Some(site.span);
+        self.class = site.class;
+        self
+    }
+}

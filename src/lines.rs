@@ -1,0 +1,36 @@
+//! Byte offsets → 1-based line and column, computed only when rendering.
+
+pub struct LineIndex {
+    starts: Vec<usize>,
+    text_len: usize,
+}
+
+impl LineIndex {
+    pub fn new(text: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { starts, text_len: text.len() }
+    }
+
+    /// 1-based line and 1-based byte column of `offset`.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.text_len);
+        let line = self.starts.partition_point(|&s| s <= offset);
+        let start = self.starts[line.saturating_sub(1)];
+        (line, offset - start + 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LineIndex;
+
+    #[test]
+    fn lines_and_columns() {
+        let idx = LineIndex::new("ab\ncd\n");
+        assert_eq!(idx.line_col(0), (1, 1));
+        assert_eq!(idx.line_col(3), (2, 1));
+        assert_eq!(idx.line_col(4), (2, 2));
+        assert_eq!(idx.line_col(99), (3, 1));
+    }
+}

@@ -1,0 +1,331 @@
+//! The language-neutral model every frontend lowers into and every later stage reads.
+//!
+//! Input: one parsed source file. Output: a [`FileModel`] of calls, expressions,
+//! assignments, imports, functions, blocks and comments. Spans are byte ranges
+//! into the decoded text; lines and columns are computed only when a finding is
+//! rendered. Nothing here knows about `syn`, tree-sitter or the catalog.
+
+use serde::Serialize;
+
+/// A byte range `[start, end)` into the file's text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, PartialOrd, Ord)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Self {
+        Span { start, end }
+    }
+    pub fn contains(&self, other: Span) -> bool {
+        self.start <= other.start && other.end <= self.end
+    }
+}
+
+pub type CallId = usize;
+pub type BlockId = usize;
+pub type FuncId = usize;
+
+/// The languages lock-audit reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Language {
+    Python,
+    Rust,
+}
+
+impl Language {
+    pub fn name(self) -> &'static str {
+        match self {
+            Language::Python => "python",
+            Language::Rust => "rust",
+        }
+    }
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "python" => Some(Language::Python),
+            "rust" => Some(Language::Rust),
+            _ => None,
+        }
+    }
+}
+
+/// What an expression is, as far as the checks care.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExprKind {
+    /// A string literal without interpolation.
+    Str(String),
+    /// A string with interpolated parts (f-string, `format!`): only its text is known.
+    Template,
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    /// `None`, `null`, `nil`.
+    Null,
+    /// An identifier or a dotted/`::` path (`r`, `self.redis`, `redis::cmd`).
+    Name(String),
+    /// A member access on something that is not a plain path (`f().x`).
+    Member { object: Box<Expr>, name: String },
+    /// A call; the call itself is in [`FileModel::calls`].
+    Call(CallId),
+    /// A dict / object / map literal.
+    Map(Vec<(Expr, Expr)>),
+    /// A list / tuple / array / slice literal.
+    List(Vec<Expr>),
+    /// `a OP b` for arithmetic the constant folder understands.
+    Binary { op: char, lhs: Box<Expr>, rhs: Box<Expr> },
+    /// `&x`, `&mut x`, `await x`, `x.await`, `x?`, `(x)`: transparent wrappers.
+    Wrapped(Box<Expr>),
+    Other,
+}
+
+/// An expression: its kind, its normalised source text and where it is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub text: String,
+    pub span: Span,
+}
+
+impl Expr {
+    pub fn other(text: impl Into<String>, span: Span) -> Self {
+        Expr { kind: ExprKind::Other, text: text.into(), span }
+    }
+
+    /// Strips transparent wrappers (`&`, `await`, `?`, parentheses).
+    pub fn peel(&self) -> &Expr {
+        let mut e = self;
+        while let ExprKind::Wrapped(inner) = &e.kind {
+            e = inner;
+        }
+        e
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.peel().kind {
+            ExprKind::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_call(&self) -> Option<CallId> {
+        match self.peel().kind {
+            ExprKind::Call(id) => Some(id),
+            _ => None,
+        }
+    }
+
+    pub fn as_name(&self) -> Option<&str> {
+        match &self.peel().kind {
+            ExprKind::Name(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// True for a literal that is "nothing": `None`, `null`, `0`, `false`.
+    pub fn is_nullish(&self) -> bool {
+        matches!(
+            self.peel().kind,
+            ExprKind::Null | ExprKind::Bool(false) | ExprKind::Int(0)
+        )
+    }
+}
+
+/// One argument of a call: positional (`name == None`) or keyword.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Arg {
+    pub name: Option<String>,
+    pub value: Expr,
+}
+
+/// What happens to a call's result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Usage {
+    /// Evaluated as a statement and thrown away.
+    Discarded,
+    /// Bound to a name (`x = call()`, `let x = call()`).
+    Assigned(String),
+    /// Tested by a condition (`if`, `while`, `assert`, `match`).
+    Tested,
+    /// Anything else: an argument, a receiver, a return value...
+    Used,
+}
+
+/// A call or method call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    pub id: CallId,
+    /// The method or function name: `set` for `r.set(..)`, `cmd` for `redis::cmd(..)`.
+    pub name: String,
+    /// The full callee text as written: `r.set`, `redis::cmd`, `Script::new`.
+    pub callee: String,
+    /// What the method is called on; `None` for a free function call.
+    pub receiver: Option<Box<Expr>>,
+    pub args: Vec<Arg>,
+    /// The whole call expression (receiver included).
+    pub span: Span,
+    /// Where the callee name is (where a finding on this call points).
+    pub name_span: Span,
+    pub func: Option<FuncId>,
+    pub block: BlockId,
+    pub usage: Usage,
+}
+
+impl Call {
+    pub fn positional(&self, index: usize) -> Option<&Expr> {
+        self.args.iter().filter(|a| a.name.is_none()).nth(index).map(|a| &a.value)
+    }
+    pub fn keyword(&self, name: &str) -> Option<&Expr> {
+        self.args.iter().find(|a| a.name.as_deref() == Some(name)).map(|a| &a.value)
+    }
+    /// The receiver as a call, for method chains (`cmd("SET").arg(k)`).
+    pub fn receiver_call(&self) -> Option<CallId> {
+        self.receiver.as_ref().and_then(|r| r.as_call())
+    }
+}
+
+/// How a block relates to the code around it: what guarantees its exit path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GuardKind {
+    /// The file itself.
+    Module,
+    /// A function or method body.
+    Function,
+    /// An ordinary nested block (if/loop/match arm body).
+    Plain,
+    /// `with` / `using` / `async with`: the manager's exit runs on every path.
+    With,
+    /// A `finally` / `ensure` clause.
+    Finally,
+    /// A `defer`red statement.
+    Defer,
+    /// A closure / lambda / block argument.
+    Closure,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Block {
+    pub id: BlockId,
+    pub kind: GuardKind,
+    pub span: Span,
+    pub parent: Option<BlockId>,
+}
+
+/// A function parameter, with its type annotation if it has one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Param {
+    pub name: String,
+    pub ty: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Function {
+    pub id: FuncId,
+    /// Qualified name (`Billing.run`, `settle`).
+    pub name: String,
+    pub params: Vec<Param>,
+    pub span: Span,
+    pub body: BlockId,
+}
+
+/// `target = value` / `let target = value` / `const TARGET: T = value`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Assign {
+    /// The bound name (`lock_key`, `self.redis`, `TTL_MS`).
+    pub target: String,
+    pub ty: Option<String>,
+    pub value: Expr,
+    pub span: Span,
+    /// `None` for module-level (constants).
+    pub func: Option<FuncId>,
+}
+
+/// An import: the module path and the local names it binds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Import {
+    /// `redis`, `redis.asyncio`, `redis::Commands`.
+    pub path: String,
+    /// Local name the import binds (`aioredis` for `import redis.asyncio as aioredis`).
+    pub alias: Option<String>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comment {
+    /// The comment's text without its delimiters.
+    pub text: String,
+    pub span: Span,
+}
+
+/// Everything the later stages know about one file.
+#[derive(Debug, Clone)]
+pub struct FileModel {
+    pub language: Language,
+    pub calls: Vec<Call>,
+    pub blocks: Vec<Block>,
+    pub functions: Vec<Function>,
+    pub assigns: Vec<Assign>,
+    pub imports: Vec<Import>,
+    pub comments: Vec<Comment>,
+    /// Parse problems that did not stop lowering (tree-sitter error nodes).
+    pub syntax_errors: Vec<Span>,
+}
+
+impl FileModel {
+    pub fn new(language: Language, file_span: Span) -> Self {
+        FileModel {
+            language,
+            calls: Vec::new(),
+            blocks: vec![Block { id: 0, kind: GuardKind::Module, span: file_span, parent: None }],
+            functions: Vec::new(),
+            assigns: Vec::new(),
+            imports: Vec::new(),
+            comments: Vec::new(),
+            syntax_errors: Vec::new(),
+        }
+    }
+
+    pub fn call(&self, id: CallId) -> &Call {
+        &self.calls[id]
+    }
+
+    /// The root of a method chain: `cmd("SET")` for `cmd("SET").arg(k).arg(v)`.
+    pub fn chain(&self, last: CallId) -> Vec<CallId> {
+        let mut chain = vec![last];
+        let mut cur = last;
+        while let Some(prev) = self.calls[cur].receiver_call() {
+            chain.push(prev);
+            cur = prev;
+        }
+        chain.reverse();
+        chain
+    }
+
+    /// Does any import path start with `prefix` (`redis` matches `redis.asyncio`)?
+    pub fn imports_module(&self, prefix: &str) -> bool {
+        self.imports.iter().any(|i| {
+            let p = i.path.as_str();
+            p == prefix
+                || p.strip_prefix(prefix)
+                    .is_some_and(|rest| rest.starts_with('.') || rest.starts_with("::"))
+        })
+    }
+
+    /// The closest assignment to `name` visible from `at` in function `func`:
+    /// a local one before `at`, else a module-level one.
+    pub fn lookup(&self, name: &str, func: Option<FuncId>, at: usize) -> Option<&Assign> {
+        let local = self
+            .assigns
+            .iter()
+            .filter(|a| a.target == name && a.func == func && func.is_some() && a.span.start < at)
+            .max_by_key(|a| a.span.start);
+        local.or_else(|| self.assigns.iter().find(|a| a.target == name && a.func.is_none()))
+    }
+
+    pub fn function_param(&self, func: Option<FuncId>, name: &str) -> Option<&Param> {
+        let f = &self.functions[func?];
+        f.params.iter().find(|p| p.name == name)
+    }
+}

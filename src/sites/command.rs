@@ -1,0 +1,353 @@
+//! Surface forms → canonical Redis commands.
+//!
+//! `r.set(k, v, nx=True, px=30000)`, `redis::cmd("SET").arg(k).arg(v).arg("NX")`,
+//! `con.set_options(k, v, SetOptions::default().conditional_set(ExistenceCheck::NX))`
+//! and `execute_command("SET", k, v, "NX")` all become one [`Command`], so the
+//! Redis rules are written once. Lua scripts contribute the commands they run.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::lua::{self, LuaArg};
+use super::{receiver, resolve};
+use crate::catalog::{Api, ArgRole, Catalog, CommandSpec, Slot};
+use crate::model::{Call, CallId, Expr, ExprKind, FileModel, Span, Usage};
+
+/// One command as the server receives it.
+#[derive(Debug, Clone)]
+pub struct Command {
+    pub name: String,
+    /// The catalog API that produced it.
+    pub api: usize,
+    /// The call the user wrote (the chain's root, or the script invocation).
+    pub call: CallId,
+    /// From the call's start to the end of its builder chain.
+    pub span: Span,
+    pub keys: Vec<Expr>,
+    pub value: Option<Expr>,
+    pub ttl: Option<Expr>,
+    /// Flags present, uppercase, with their value when they take one.
+    pub flags: BTreeMap<String, Option<Expr>>,
+    /// Set for commands a Lua script sends: the script call, and whether an
+    /// owner comparison guards the command.
+    pub script: Option<ScriptOrigin>,
+    /// Why this call counts as the library's (receiver evidence).
+    pub evidence: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct ScriptOrigin {
+    /// Identifies the script (its text's start) so commands of one script group together.
+    pub script_span: Span,
+    pub guarded: bool,
+    /// The name the script source was bound to (`RELEASE_SCRIPT`), if any.
+    pub source_name: Option<String>,
+}
+
+impl Command {
+    pub fn has_flag(&self, flag: &str) -> bool {
+        self.flags.contains_key(flag)
+    }
+}
+
+/// Arguments collected for each role, from the call and its chain.
+#[derive(Default)]
+struct Collected {
+    roles: BTreeMap<ArgRole, Vec<Expr>>,
+}
+
+impl Collected {
+    fn push(&mut self, role: ArgRole, e: Expr) {
+        self.roles.entry(role).or_default().push(e);
+    }
+    fn take(&mut self, role: ArgRole) -> Vec<Expr> {
+        self.roles.remove(&role).unwrap_or_default()
+    }
+}
+
+fn slot_values(call: &Call, slot: &Slot) -> Vec<Expr> {
+    if let Some(kw) = &slot.kw {
+        if let Some(v) = call.keyword(kw) {
+            return vec![v.clone()];
+        }
+    }
+    let Some(pos) = slot.pos else { return Vec::new() };
+    let positional = call.args.iter().filter(|a| a.name.is_none()).skip(pos);
+    let take = if slot.rest { usize::MAX } else { 1 };
+    positional.take(take).map(|a| a.value.clone()).collect()
+}
+
+/// For every call: which call continues its chain (`x.arg(..)` after `x`).
+pub fn chain_successors(model: &FileModel) -> HashMap<CallId, CallId> {
+    model.calls.iter().filter_map(|c| c.receiver_call().map(|r| (r, c.id))).collect()
+}
+
+/// All canonical commands of a file.
+pub fn commands(model: &FileModel, catalog: &Catalog) -> Vec<Command> {
+    let next = chain_successors(model);
+    let mut out = Vec::new();
+    for call in &model.calls {
+        for &api_id in catalog.candidates(model.language, &call.name) {
+            let api = &catalog.apis[api_id];
+            let lib = catalog.library_of(api);
+            let evidence = if api.methods.contains(&call.name) && call.receiver.is_some() {
+                receiver::evidence(model, lib, call)
+            } else {
+                api.functions
+                    .iter()
+                    .find(|f| receiver::path_matches(model, &call.callee, f))
+                    .map(|f| format!("call of `{f}`"))
+            };
+            let Some(evidence) = evidence else { continue };
+            build(model, catalog, api_id, call, &next, evidence, &mut out);
+            break;
+        }
+    }
+    out
+}
+
+fn build(
+    model: &FileModel,
+    catalog: &Catalog,
+    api_id: usize,
+    call: &Call,
+    next: &HashMap<CallId, CallId>,
+    evidence: String,
+    out: &mut Vec<Command>,
+) {
+    let api = &catalog.apis[api_id];
+    let mut got = Collected::default();
+    for (role, slot) in &api.args {
+        for v in slot_values(call, slot) {
+            got.push(*role, v);
+        }
+    }
+    // Builder chain: `.arg(x)` / `.key(k)` calls that follow this one.
+    let mut end = call.span.end;
+    let mut cur = call.id;
+    while let Some(&n) = next.get(&cur) {
+        let c = model.call(n);
+        let Some(role) = api.chain.get(&c.name) else { break };
+        if let Some(a) = c.args.first() {
+            got.push(*role, a.value.clone());
+        }
+        end = c.span.end;
+        cur = n;
+    }
+    let span = Span::new(call.span.start, end);
+    let mut flags = BTreeMap::new();
+    for (flag, slot) in &api.flags {
+        if let Some(v) = slot_values(call, slot).into_iter().next() {
+            let v = resolve::resolve(model, &v, call.func).clone();
+            if !v.is_nullish() {
+                let value = (!matches!(v.kind, ExprKind::Bool(true))).then_some(v);
+                flags.insert(flag.to_ascii_uppercase(), value);
+            }
+        }
+    }
+    let mut words = got.take(ArgRole::Words);
+    let name = match &api.command {
+        Some(n) => n.clone(),
+        None => {
+            if words.is_empty() {
+                return;
+            }
+            let first = words.remove(0);
+            match resolve::string(model, &first, call.func) {
+                Some(s) => s.to_ascii_uppercase(),
+                None => return,
+            }
+        }
+    };
+    let Some(spec) = catalog.command(&name) else { return };
+    let mut cmd = Command {
+        name: name.clone(),
+        api: api_id,
+        call: call.id,
+        span,
+        keys: got.take(ArgRole::Key),
+        value: got.take(ArgRole::Value).into_iter().next(),
+        ttl: got.take(ArgRole::Ttl).into_iter().next(),
+        flags,
+        script: None,
+        evidence,
+    };
+    if !words.is_empty() {
+        apply_words(model, spec, &words, call, &mut cmd);
+    }
+    for opt in got.take(ArgRole::Options) {
+        let opt = resolve::resolve(model, &opt, call.func);
+        option_tokens(model, opt, &mut |word, value| {
+            if spec.is_option(word) {
+                let value = if spec.takes_value(word) { value.cloned() } else { None };
+                cmd.flags.insert(word.to_ascii_uppercase(), value);
+            }
+        });
+    }
+    let script_src = got.take(ArgRole::Script).into_iter().next();
+    if let Some(src) = script_src {
+        let mut keys = got.take(ArgRole::ScriptKeys);
+        let invocations = script_invocations(model, api, call, next);
+        if keys.is_empty() {
+            keys = invocations.iter().flat_map(|(k, _)| k.clone()).collect();
+        }
+        let inv_span = invocations.first().map(|(_, s)| *s);
+        expand_script(model, catalog, &cmd, &src, &keys, inv_span, out);
+        return;
+    }
+    out.push(cmd);
+}
+
+/// Positional command words after the command name: `k, v, "NX", "PX", 30000`.
+fn apply_words(model: &FileModel, spec: &CommandSpec, words: &[Expr], call: &Call, cmd: &mut Command) {
+    let mut rest = words.iter();
+    for role in &spec.args {
+        match role.as_str() {
+            "keys..." => {
+                cmd.keys.extend(rest.by_ref().cloned());
+                return;
+            }
+            _ => {
+                let Some(w) = rest.next() else { return };
+                match role.as_str() {
+                    "key" => cmd.keys.push(w.clone()),
+                    "value" => cmd.value = Some(w.clone()),
+                    "ttl" => cmd.ttl = Some(w.clone()),
+                    _ => {}
+                }
+            }
+        }
+    }
+    let mut rest = rest.peekable();
+    while let Some(w) = rest.next() {
+        let Some(word) = resolve::string(model, w, call.func) else { continue };
+        if spec.is_option(word) {
+            let value = if spec.takes_value(word) { rest.next().cloned() } else { None };
+            cmd.flags.insert(word.to_ascii_uppercase(), value);
+        }
+    }
+}
+
+/// Calls every (name, first argument) pair in an options expression:
+/// `SetOptions::default().conditional_set(ExistenceCheck::NX).with_expiration(SetExpiry::PX(ms))`
+/// yields `default`, `conditional_set`, `NX`, `with_expiration`, `PX(ms)`;
+/// `{NX: true, PX: 30000}` yields `NX`, `PX(30000)`.
+fn option_tokens(model: &FileModel, e: &Expr, f: &mut dyn FnMut(&str, Option<&Expr>)) {
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        match &e.peel().kind {
+            ExprKind::Call(id) => {
+                let c = model.call(*id);
+                f(&c.name, c.args.first().map(|a| &a.value));
+                stack.extend(c.args.iter().map(|a| &a.value));
+                if let Some(r) = &c.receiver {
+                    stack.push(r);
+                }
+            }
+            ExprKind::Name(path) => f(path.rsplit(['.', ':']).next().unwrap_or(path), None),
+            ExprKind::Member { object, name } => {
+                f(name, None);
+                stack.push(object);
+            }
+            ExprKind::Map(pairs) => {
+                for (k, v) in pairs {
+                    let key = k.as_str().map(str::to_string).unwrap_or_else(|| k.text.clone());
+                    if !v.is_nullish() {
+                        f(&key, Some(v));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Where a script object returned by `call` is run with its keys:
+/// `release = r.register_script(S); release(keys=[k])`, or
+/// `let s = Script::new(S); s.key(k).invoke(..)`.
+fn script_invocations(
+    model: &FileModel,
+    api: &Api,
+    call: &Call,
+    next: &HashMap<CallId, CallId>,
+) -> Vec<(Vec<Expr>, Span)> {
+    let Usage::Assigned(var) = &call.usage else { return Vec::new() };
+    let mut out = Vec::new();
+    for c in &model.calls {
+        let called_directly = c.receiver.is_none() && &c.callee == var;
+        let chained = c.receiver.as_deref().and_then(Expr::as_name) == Some(var.as_str())
+            && api.chain.contains_key(&c.name);
+        if called_directly && !api.invoke.is_empty() {
+            let keys = api
+                .invoke
+                .get(&ArgRole::ScriptKeys)
+                .map(|slot| slot_values(c, slot))
+                .unwrap_or_default()
+                .into_iter()
+                .flat_map(|e| match e.peel().kind.clone() {
+                    ExprKind::List(items) => items,
+                    _ => vec![e],
+                })
+                .collect();
+            out.push((keys, c.span));
+        } else if chained {
+            let mut keys = Vec::new();
+            let mut cur = c.id;
+            loop {
+                let cc = model.call(cur);
+                match api.chain.get(&cc.name) {
+                    Some(ArgRole::ScriptKeys) => keys.extend(cc.args.first().map(|a| a.value.clone())),
+                    Some(_) => {}
+                    None => break,
+                }
+                match next.get(&cur) {
+                    Some(&n) => cur = n,
+                    None => break,
+                }
+            }
+            out.push((keys, c.span));
+        }
+    }
+    out
+}
+
+fn expand_script(
+    model: &FileModel,
+    catalog: &Catalog,
+    eval: &Command,
+    src: &Expr,
+    keys: &[Expr],
+    invocation: Option<Span>,
+    out: &mut Vec<Command>,
+) {
+    let func = model.call(eval.call).func;
+    let source_name = src.peel().as_name().map(str::to_string);
+    let Some(text) = resolve::string(model, src, func) else { return };
+    let script_span = resolve::resolve(model, src, func).span;
+    for lc in lua::analyze(text) {
+        let Some(spec) = catalog.command(&lc.name) else { continue };
+        let arg = |a: &LuaArg| -> Expr {
+            match a {
+                LuaArg::Key(n) => keys
+                    .get(n.wrapping_sub(1))
+                    .cloned()
+                    .unwrap_or_else(|| Expr::other(format!("KEYS[{n}]"), eval.span)),
+                LuaArg::Str(s) => Expr { kind: ExprKind::Str(s.clone()), text: format!("{s:?}"), span: eval.span },
+                LuaArg::Argv(n) => Expr::other(format!("ARGV[{n}]"), eval.span),
+                LuaArg::Other(t) => Expr::other(t.clone(), eval.span),
+            }
+        };
+        let words: Vec<Expr> = lc.args.iter().map(arg).collect();
+        let mut cmd = Command {
+            name: lc.name.clone(),
+            keys: Vec::new(),
+            value: None,
+            ttl: None,
+            flags: BTreeMap::new(),
+            script: Some(ScriptOrigin { script_span, guarded: lc.guarded, source_name: source_name.clone() }),
+            span: invocation.unwrap_or(eval.span),
+            ..eval.clone()
+        };
+        apply_words(model, spec, &words, model.call(eval.call), &mut cmd);
+        out.push(cmd);
+    }
+}

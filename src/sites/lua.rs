@@ -1,0 +1,210 @@
+//! Reads a Redis Lua script as the commands it sends.
+//!
+//! A small lexer (strings, comments, names, numbers, punctuation) finds every
+//! `redis.call(...)` / `redis.pcall(...)` and the arguments it passes
+//! (`KEYS[n]`, `ARGV[n]`, string literals). A command is *guarded* when an
+//! earlier `GET` of the same key has been compared (`==` / `~=`) with an
+//! `ARGV`: the compare-and-delete shape recommended on redis.io.
+
+/// One argument of a `redis.call`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LuaArg {
+    Str(String),
+    /// `KEYS[n]` (1-based, as in Lua).
+    Key(usize),
+    /// `ARGV[n]`.
+    Argv(usize),
+    Other(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LuaCommand {
+    pub name: String,
+    pub args: Vec<LuaArg>,
+    /// An owner comparison precedes this command in the script.
+    pub guarded: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Name(String),
+    Str(String),
+    Num(String),
+    Punct(String),
+}
+
+fn lex(src: &str) -> Vec<Tok> {
+    let b = src.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+        } else if src[i..].starts_with("--") {
+            // Long comments `--[[ ... ]]` and line comments.
+            if src[i + 2..].starts_with("[[") {
+                i = src[i..].find("]]").map_or(b.len(), |n| i + n + 2);
+            } else {
+                i = src[i..].find('\n').map_or(b.len(), |n| i + n);
+            }
+        } else if c == b'"' || c == b'\'' {
+            let mut j = i + 1;
+            let mut s = String::new();
+            while j < b.len() && b[j] != c {
+                if b[j] == b'\\' {
+                    j += 1;
+                }
+                if let Some(ch) = src.get(j..).and_then(|r| r.chars().next()) {
+                    s.push(ch);
+                    j += ch.len_utf8();
+                } else {
+                    j += 1;
+                }
+            }
+            out.push(Tok::Str(s));
+            i = j + 1;
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let len = src[i..].find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_')).unwrap_or(b.len() - i);
+            out.push(Tok::Name(src[i..i + len].to_string()));
+            i += len;
+        } else if c.is_ascii_digit() {
+            let len = src[i..].find(|ch: char| !ch.is_ascii_alphanumeric()).unwrap_or(b.len() - i);
+            out.push(Tok::Num(src[i..i + len].to_string()));
+            i += len;
+        } else {
+            let two = src.get(i..i + 2).unwrap_or("");
+            let len = if matches!(two, "==" | "~=" | "<=" | ">=" | "..") { 2 } else { 1 };
+            out.push(Tok::Punct(src.get(i..i + len).unwrap_or("").to_string()));
+            i += len;
+        }
+    }
+    out
+}
+
+fn punct(t: Option<&Tok>, p: &str) -> bool {
+    matches!(t, Some(Tok::Punct(x)) if x == p)
+}
+
+/// `KEYS[1]` / `ARGV[2]` starting at `i`: the argument and its length in tokens.
+fn indexed(toks: &[Tok], i: usize) -> Option<(LuaArg, usize)> {
+    let Some(Tok::Name(n)) = toks.get(i) else { return None };
+    if !punct(toks.get(i + 1), "[") || !punct(toks.get(i + 3), "]") {
+        return None;
+    }
+    let Some(Tok::Num(num)) = toks.get(i + 2) else { return None };
+    let idx = num.parse().ok()?;
+    match n.as_str() {
+        "KEYS" => Some((LuaArg::Key(idx), 4)),
+        "ARGV" => Some((LuaArg::Argv(idx), 4)),
+        _ => None,
+    }
+}
+
+/// The commands a script sends, in order.
+pub fn analyze(src: &str) -> Vec<LuaCommand> {
+    let toks = lex(src);
+    let mut out = Vec::new();
+    // Locals assigned from `redis.call("GET", KEYS[n])`, and whether an ARGV
+    // comparison has been seen for a GET result so far.
+    let mut get_locals: Vec<String> = Vec::new();
+    let mut compared = false;
+    let mut i = 0;
+    while i < toks.len() {
+        // An owner comparison: `== ARGV[n]`, `ARGV[n] ==`, or a GET local compared with anything.
+        if punct(toks.get(i), "==") || punct(toks.get(i), "~=") {
+            let before = i.checked_sub(4).and_then(|s| indexed(&toks, s));
+            let after = indexed(&toks, i + 1);
+            let argv = |a: &Option<(LuaArg, usize)>| matches!(a, Some((LuaArg::Argv(_), _)));
+            let prev = i.checked_sub(1).and_then(|k| toks.get(k));
+            let local_cmp = matches!(prev, Some(Tok::Name(n)) if get_locals.contains(n))
+                || matches!(toks.get(i + 1), Some(Tok::Name(n)) if get_locals.contains(n));
+            let get_cmp = punct(prev, ")") && out.last().is_some_and(|c: &LuaCommand| c.name == "GET");
+            if argv(&before) || argv(&after) || local_cmp || get_cmp {
+                compared = true;
+            }
+        }
+        let is_call = matches!(toks.get(i), Some(Tok::Name(n)) if n == "redis")
+            && punct(toks.get(i + 1), ".")
+            && matches!(toks.get(i + 2), Some(Tok::Name(n)) if n == "call" || n == "pcall")
+            && punct(toks.get(i + 3), "(");
+        if !is_call {
+            i += 1;
+            continue;
+        }
+        // `local v = redis.call("GET", ...)`
+        let local = match (toks.get(i.wrapping_sub(2)), toks.get(i.wrapping_sub(1))) {
+            (Some(Tok::Name(n)), Some(Tok::Punct(eq))) if eq == "=" => Some(n.clone()),
+            _ => None,
+        };
+        let mut j = i + 4;
+        let mut args = Vec::new();
+        let mut depth = 0usize;
+        while j < toks.len() {
+            match &toks[j] {
+                Tok::Punct(p) if p == ")" && depth == 0 => break,
+                Tok::Punct(p) if p == "(" => depth += 1,
+                Tok::Punct(p) if p == ")" => depth -= 1,
+                Tok::Punct(p) if p == "," => {}
+                Tok::Str(s) if depth == 0 => args.push(LuaArg::Str(s.clone())),
+                t if depth == 0 => {
+                    if let Some((arg, len)) = indexed(&toks, j) {
+                        args.push(arg);
+                        j += len;
+                        continue;
+                    }
+                    args.push(LuaArg::Other(format!("{t:?}")));
+                }
+                _ => {}
+            }
+            j += 1;
+        }
+        if let Some(LuaArg::Str(name)) = args.first() {
+            let name = name.to_ascii_uppercase();
+            if name == "GET" {
+                if let Some(l) = local {
+                    get_locals.push(l);
+                }
+            }
+            out.push(LuaCommand { name, args: args[1..].to_vec(), guarded: compared });
+        }
+        i = j + 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compare_and_delete_is_guarded() {
+        let src = r#"if redis.call("get", KEYS[1]) == ARGV[1] then
+            return redis.call("del", KEYS[1]) else return 0 end"#;
+        let cmds = analyze(src);
+        assert_eq!(cmds.len(), 2);
+        assert_eq!(cmds[1].name, "DEL");
+        assert!(cmds[1].guarded);
+        assert_eq!(cmds[1].args, vec![LuaArg::Key(1)]);
+    }
+
+    #[test]
+    fn local_compare_is_guarded() {
+        let src = "local v = redis.call('GET', KEYS[1])\nif v == ARGV[1] then redis.call('UNLINK', KEYS[1]) end";
+        assert!(analyze(src)[1].guarded);
+    }
+
+    #[test]
+    fn blind_delete_is_not_guarded() {
+        let cmds = analyze("-- release\nreturn redis.call('DEL', KEYS[1])");
+        assert_eq!(cmds.len(), 1);
+        assert!(!cmds[0].guarded);
+    }
+
+    #[test]
+    fn setnx_then_expire_in_one_script() {
+        let cmds = analyze("if redis.call('SETNX', KEYS[1], ARGV[1]) == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end");
+        let names: Vec<_> = cmds.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["SETNX", "PEXPIRE"]);
+    }
+}

@@ -1,0 +1,210 @@
+//! Model + catalog → lock sites and releases.
+//!
+//! Input: a file's [`FileModel`]. Output: a [`FileAnalysis`] with every lock
+//! acquisition ([`LockSite`]: key, owner, TTL, the separate EXPIRE if any)
+//! and every delete of a lock key ([`Release`]: owner-checked or not, and the
+//! acquisition it belongs to). Checks read only these facts.
+
+pub mod command;
+pub mod lua;
+pub mod receiver;
+pub mod resolve;
+
+use serde::Serialize;
+
+use crate::catalog::{Catalog, CommandRole};
+use crate::model::{CallId, Expr, FileModel, FuncId, Span};
+use command::Command;
+
+/// What a double grant of this lock would cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Class {
+    Correctness,
+    Efficiency,
+    Unclassified,
+}
+
+impl Class {
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Correctness => "correctness",
+            Class::Efficiency => "efficiency",
+            Class::Unclassified => "unclassified",
+        }
+    }
+}
+
+/// The lock's expiry as the acquisition sets it.
+#[derive(Debug, Clone)]
+pub enum Ttl {
+    /// Set atomically with the acquisition; the expression if one was written.
+    Given(Option<Expr>),
+    /// Nothing in the acquisition sets an expiry.
+    Absent,
+}
+
+/// One lock acquisition.
+#[derive(Debug, Clone)]
+pub struct LockSite {
+    pub library: String,
+    pub backend: String,
+    pub api: String,
+    pub call: CallId,
+    /// The acquiring call (with its builder chain).
+    pub span: Span,
+    /// The command sent (`SET`, `SETNX`).
+    pub command: String,
+    pub key: Option<Expr>,
+    pub key_text: String,
+    pub owner: Option<Expr>,
+    pub ttl: Ttl,
+    /// A later, separate `EXPIRE` on the same key (the non-atomic pattern).
+    pub separate_expire: Option<Span>,
+    pub func: Option<FuncId>,
+    /// Why this call was recognised (receiver evidence).
+    pub evidence: Vec<String>,
+    pub class: Class,
+    /// Indices into [`FileAnalysis::releases`].
+    pub releases: Vec<usize>,
+}
+
+/// A delete of a lock key.
+#[derive(Debug, Clone)]
+pub struct Release {
+    pub library: String,
+    pub call: CallId,
+    pub span: Span,
+    pub command: String,
+    pub key: Option<Expr>,
+    pub key_text: String,
+    /// The delete compares the stored owner atomically (Lua, `DELEX IFEQ`).
+    pub owner_checked: bool,
+    /// The acquisition with the same key, if it is in this file.
+    pub site: Option<usize>,
+    /// Why the deleted key is taken to be a lock.
+    pub lock_evidence: String,
+    pub func: Option<FuncId>,
+    /// Sent from a Lua script whose source is bound to this name.
+    pub script_name: Option<String>,
+}
+
+/// Everything the checks see for one file.
+pub struct FileAnalysis<'m> {
+    pub model: &'m FileModel,
+    pub sites: Vec<LockSite>,
+    pub releases: Vec<Release>,
+}
+
+fn role(catalog: &Catalog, cmd: &Command) -> Option<CommandRole> {
+    catalog.command(&cmd.name).map(|s| s.role)
+}
+
+fn same_script(a: &Command, b: &Command) -> bool {
+    matches!((&a.script, &b.script), (Some(x), Some(y)) if x.script_span == y.script_span && a.call == b.call)
+}
+
+/// Finds the lock sites and releases of one file.
+pub fn analyze<'m>(model: &'m FileModel, catalog: &Catalog) -> FileAnalysis<'m> {
+    let cmds = command::commands(model, catalog);
+    let func_of = |c: &Command| model.call(c.call).func;
+    let key_of = |c: &Command| -> (Option<Expr>, String) {
+        let key = c.keys.first().cloned();
+        let text = key.as_ref().map(|k| resolve::key_text(model, k, func_of(c))).unwrap_or_default();
+        (key, text)
+    };
+    let mut sites = Vec::new();
+    for cmd in &cmds {
+        let Some(spec) = catalog.command(&cmd.name) else { continue };
+        if spec.role != CommandRole::Acquire {
+            continue;
+        }
+        if spec.acquire_when.as_deref().is_some_and(|f| !cmd.has_flag(f)) {
+            continue;
+        }
+        let (key, key_text) = key_of(cmd);
+        let given = spec.expiry.iter().find_map(|f| cmd.flags.get(f).map(|v| Ttl::Given(v.clone())));
+        let mut ttl = given.unwrap_or(Ttl::Absent);
+        let mut separate_expire = None;
+        if matches!(ttl, Ttl::Absent) {
+            // An EXPIRE on the same key afterwards: atomic inside one script, otherwise not.
+            let later = cmds.iter().find(|e| {
+                role(catalog, e) == Some(CommandRole::Expire)
+                    && func_of(e) == func_of(cmd)
+                    && e.span.start >= cmd.span.start
+                    && key_of(e).1 == key_text
+            });
+            match later {
+                Some(e) if same_script(e, cmd) => ttl = Ttl::Given(e.ttl.clone()),
+                Some(e) => separate_expire = Some(e.span),
+                None => {}
+            }
+        }
+        let api = &catalog.apis[cmd.api];
+        let lib = catalog.library_of(api);
+        sites.push(LockSite {
+            library: lib.name.clone(),
+            backend: lib.backend.clone(),
+            api: api.id.clone(),
+            call: cmd.call,
+            span: cmd.span,
+            command: cmd.name.clone(),
+            key,
+            key_text,
+            owner: cmd.value.clone(),
+            ttl,
+            separate_expire,
+            func: func_of(cmd),
+            evidence: vec![cmd.evidence.clone()],
+            class: Class::Unclassified,
+            releases: Vec::new(),
+        });
+    }
+    let mut releases = Vec::new();
+    for cmd in &cmds {
+        let Some(spec) = catalog.command(&cmd.name) else { continue };
+        if spec.role != CommandRole::Release {
+            continue;
+        }
+        let owner_checked = spec.owner_checked_when.iter().any(|f| f == "*" || cmd.has_flag(f))
+            || cmd.script.as_ref().is_some_and(|s| s.guarded);
+        let script_name = cmd.script.as_ref().and_then(|s| s.source_name.clone());
+        for key in &cmd.keys {
+            let key_text = resolve::key_text(model, key, func_of(cmd));
+            let paired = sites.iter().position(|s| !key_text.is_empty() && s.key_text == key_text);
+            let lock_evidence = match paired {
+                Some(i) => Some(format!("same key as the {} acquisition", sites[i].command)),
+                None => lock_words(catalog, &[&key.text, &key_text, script_name.as_deref().unwrap_or("")])
+                    .map(|w| format!("the key mentions \"{w}\"")),
+            };
+            let Some(lock_evidence) = lock_evidence else { continue };
+            let index = releases.len();
+            if let Some(i) = paired {
+                sites[i].releases.push(index);
+            }
+            let api = &catalog.apis[cmd.api];
+            releases.push(Release {
+                library: catalog.library_of(api).name.clone(),
+                call: cmd.call,
+                span: cmd.span,
+                command: cmd.name.clone(),
+                key: Some(key.clone()),
+                key_text,
+                owner_checked,
+                site: paired,
+                lock_evidence,
+                func: func_of(cmd),
+                script_name: script_name.clone(),
+            });
+        }
+    }
+    FileAnalysis { model, sites, releases }
+}
+
+/// The first catalog lock word found in any of `texts`.
+fn lock_words(catalog: &Catalog, texts: &[&str]) -> Option<String> {
+    texts
+        .iter()
+        .flat_map(|t| resolve::words(t))
+        .find(|w| catalog.lock_words.iter().any(|l| l == w))
+}

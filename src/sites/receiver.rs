@@ -1,0 +1,127 @@
+//! Is this call really the library's? Receiver evidence.
+//!
+//! `set`, `delete` and `lock` are everywhere. A method call counts only when
+//! its receiver is plausibly the library's client: bound to one of its
+//! constructors, annotated with one of its types, or named like one in a file
+//! that imports the library. A free function counts when its path matches,
+//! directly or through an import. The returned string is the evidence shown
+//! to the user.
+
+use crate::catalog::Library;
+use crate::model::{Call, Expr, ExprKind, FileModel};
+
+/// Wrapper calls that hand back their receiver's client (`.unwrap()`, `.clone()`).
+const PASS_THROUGH: &[&str] = &["unwrap", "expect", "clone", "as_mut", "borrow_mut", "lock", "get_mut"];
+
+fn canon(path: &str) -> String {
+    path.replace("::", ".").replace(' ', "")
+}
+
+/// Does `callee` (as written) name the function at full path `full`, given the file's imports?
+pub fn path_matches(model: &FileModel, callee: &str, full: &str) -> bool {
+    let (callee, full) = (canon(callee), canon(full));
+    if callee == full {
+        return true;
+    }
+    // A bare name in the catalog (`get_connection`) matches any call of that name.
+    if !full.contains('.') {
+        return callee.rsplit('.').next() == Some(full.as_str());
+    }
+    let Some(prefix) = full.strip_suffix(&callee).and_then(|p| p.strip_suffix('.')) else {
+        // `aioredis.from_url` where `import redis.asyncio as aioredis`.
+        return alias_matches(model, &callee, &full);
+    };
+    let first = callee.split('.').next().unwrap_or("");
+    model.imports.iter().any(|i| {
+        let p = canon(&i.path);
+        (p == format!("{prefix}.{first}") && i.alias.is_none())
+            || p == format!("{prefix}.*")
+            || (i.alias.as_deref() == Some(first) && full.starts_with(&p))
+    })
+}
+
+fn alias_matches(model: &FileModel, callee: &str, full: &str) -> bool {
+    let (first, rest) = callee.split_once('.').unwrap_or((callee, ""));
+    model.imports.iter().any(|i| {
+        i.alias.as_deref() == Some(first) && {
+            let real = if rest.is_empty() { canon(&i.path) } else { format!("{}.{rest}", canon(&i.path)) };
+            real == full || full.ends_with(&format!(".{}", rest)) && full.starts_with(&canon(&i.path))
+        }
+    })
+}
+
+fn imported(model: &FileModel, lib: &Library) -> bool {
+    lib.clients.imports.iter().any(|m| model.imports_module(m) || model.imports_module(&m.replace('.', "::")))
+}
+
+/// Whole-word match of a catalog type name in an annotation (`&mut redis::Connection`).
+fn type_matches(lib: &Library, ty: &str) -> Option<String> {
+    let words: Vec<&str> = ty.split(|c: char| !(c.is_alphanumeric() || c == '_')).collect();
+    lib.clients.types.iter().find(|t| words.contains(&t.as_str())).cloned()
+}
+
+fn is_constructor(model: &FileModel, lib: &Library, e: &Expr) -> Option<String> {
+    let mut id = e.as_call()?;
+    loop {
+        let call = model.call(id);
+        if let Some(c) = lib.clients.constructors.iter().find(|c| path_matches(model, &call.callee, c)) {
+            return Some(c.clone());
+        }
+        // `client.get_connection().unwrap()`: look through the wrapper.
+        match call.receiver_call() {
+            Some(inner) if PASS_THROUGH.contains(&call.name.as_str()) => id = inner,
+            _ => return None,
+        }
+    }
+}
+
+/// Evidence that `call`'s receiver is `lib`'s client, or `None`.
+pub fn evidence(model: &FileModel, lib: &Library, call: &Call) -> Option<String> {
+    let recv = call.receiver.as_deref()?.peel();
+    if let Some(c) = is_constructor(model, lib, recv) {
+        return Some(format!("receiver is built by `{c}`"));
+    }
+    let name = match &recv.kind {
+        ExprKind::Name(n) => n.as_str(),
+        ExprKind::Call(id) => {
+            // `get_client().set(..)`, `self.pool.get().unwrap().del(..)`.
+            let inner = model.call(*id);
+            if PASS_THROUGH.contains(&inner.name.as_str()) {
+                if let Some(r) = inner.receiver.as_deref() {
+                    return evidence_for_name(model, lib, call, &r.peel().text);
+                }
+            }
+            return None;
+        }
+        _ => return None,
+    };
+    evidence_for_name(model, lib, call, name)
+}
+
+fn evidence_for_name(model: &FileModel, lib: &Library, call: &Call, name: &str) -> Option<String> {
+    // Bound in this file: `r = redis.Redis(..)`, `self.redis = ..`, `let con: Connection = ..`.
+    let binding = model.lookup(name, call.func, call.span.start).or_else(|| {
+        // Attributes (`self.redis`) are usually bound in another method.
+        name.contains('.').then(|| model.assigns.iter().find(|a| a.target == name)).flatten()
+    });
+    if let Some(a) = binding {
+        if let Some(c) = is_constructor(model, lib, &a.value) {
+            return Some(format!("`{name}` is built by `{c}`"));
+        }
+        if let Some(t) = a.ty.as_deref().and_then(|ty| type_matches(lib, ty)) {
+            return Some(format!("`{name}` is declared as `{t}`"));
+        }
+    }
+    if let Some(p) = model.function_param(call.func, name) {
+        if let Some(t) = p.ty.as_deref().and_then(|ty| type_matches(lib, ty)) {
+            if imported(model, lib) || p.ty.as_deref().is_some_and(|ty| lib.clients.imports.iter().any(|m| ty.contains(m.as_str()))) {
+                return Some(format!("parameter `{name}` has type `{t}`"));
+            }
+        }
+    }
+    let last = name.rsplit(['.', ':']).next().unwrap_or(name);
+    if lib.clients.names.iter().any(|n| n == last) && imported(model, lib) {
+        return Some(format!("receiver is named `{last}` in a file that imports {}", lib.name));
+    }
+    None
+}

@@ -1,0 +1,68 @@
+//! Same-file name resolution: a variable or constant → the expression bound to it.
+
+use crate::model::{Expr, ExprKind, FileModel, FuncId};
+
+/// How many `a = b` hops to follow before giving up (cycles, long chains).
+const MAX_HOPS: usize = 4;
+
+/// Follows names to the expression they were last bound to, locally or at
+/// module level. Returns the input when the name is not bound in this file.
+pub fn resolve<'m>(model: &'m FileModel, e: &'m Expr, func: Option<FuncId>) -> &'m Expr {
+    let mut cur = e.peel();
+    for _ in 0..MAX_HOPS {
+        let ExprKind::Name(name) = &cur.kind else { break };
+        match model.lookup(name, func, cur.span.start) {
+            Some(a) => cur = a.value.peel(),
+            None => break,
+        }
+    }
+    cur
+}
+
+/// The text that identifies a key across calls: the resolved expression's text.
+pub fn key_text(model: &FileModel, e: &Expr, func: Option<FuncId>) -> String {
+    resolve(model, e, func).text.clone()
+}
+
+/// A string the expression certainly holds (a literal, or a name bound to one).
+pub fn string<'m>(model: &'m FileModel, e: &'m Expr, func: Option<FuncId>) -> Option<&'m str> {
+    resolve(model, e, func).as_str()
+}
+
+/// Every identifier-ish word in a text, lowercased: `billingLock`, `lock_key`
+/// and `"lock:{id}"` all yield `lock`. Used for vocabulary matches.
+pub fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in text.chars() {
+        if c.is_alphanumeric() {
+            if c.is_uppercase() && prev_lower && !cur.is_empty() {
+                out.push(std::mem::take(&mut cur).to_lowercase());
+            }
+            prev_lower = c.is_lowercase() || c.is_ascii_digit();
+            cur.push(c);
+        } else {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur).to_lowercase());
+            }
+            prev_lower = false;
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur.to_lowercase());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::words;
+
+    #[test]
+    fn splits_identifiers_and_keys() {
+        assert_eq!(words("billingLock"), ["billing", "lock"]);
+        assert_eq!(words("f\"lock:{order_id}\""), ["f", "lock", "order", "id"]);
+        assert!(!words("clock_skew").contains(&"lock".to_string()));
+    }
+}
