@@ -8,10 +8,14 @@ The tree looks like a monorepo of small services (``svc_N/<package>/...py``,
 ``svc_N/<crate>/src/...rs``). Most files are ordinary application code:
 dataclasses and structs, HTTP-style handlers, dict/HashMap work, logging,
 retry helpers, in-process ``threading.Lock`` / ``std::sync::Mutex``. They never
-mention redis. About ``--lock-ratio`` of the files (3% by default, at least one
-per language) also import redis and contain one to three Redis lock shapes,
+mention redis. About ``--lock-ratio`` of the files (3% by default; at least one per
+language unless the ratio is 0) also import redis and contain one to three Redis lock shapes,
 some correct and some wrong. The shapes are the same ones as in
 ``fixtures/python`` and ``fixtures/rust``.
+
+The usual target is ``bench/corpus`` (git-ignored). OUT_DIR must be empty or
+missing; ``--force`` replaces it, but only if it holds a corpus-manifest.json,
+that is, a corpus this script wrote earlier.
 
 Each language gets roughly an equal share of ``--lines``. File sizes are drawn
 log-uniformly between 50 and 1500 lines. The same ``--seed``, ``--lines``,
@@ -25,7 +29,8 @@ That lets a benchmark check recall and false positives as well as speed.
 
 To add a language, write a generator class with ``name``, ``ext``,
 ``path_for(...)``, ``ordinary(...)`` and ``with_locks(...)`` (see
-PythonGen / RustGen) and register it in LANGS.
+PythonGen / RustGen), then register it in LANGS and its lock shapes in
+LOCK_SHAPES.
 
 Standard library only.
 """

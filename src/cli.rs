@@ -13,7 +13,11 @@ use crate::report::{self, Format, RenderOptions};
 use crate::Settings;
 
 #[derive(Parser, Debug)]
-#[command(name = "lock-audit", version, about = "Find distributed-lock bugs: missing TTLs, unchecked releases, unfenced writes")]
+#[command(
+    name = "lock-audit",
+    version,
+    about = "Find distributed-lock bugs: missing TTLs, unchecked releases, unfenced writes"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -88,7 +92,10 @@ pub fn main_with(args: impl IntoIterator<Item = String>) -> ExitCode {
 
 fn resolve_rules(ids: &[String]) -> Result<Vec<&'static Rule>, String> {
     ids.iter()
-        .map(|id| checks::lookup(id.trim()).ok_or_else(|| format!("unknown rule `{id}` (see `lock-audit rules`)")))
+        .map(|id| {
+            checks::lookup(id.trim())
+                .ok_or_else(|| format!("unknown rule `{id}` (see `lock-audit rules`)"))
+        })
         .collect()
 }
 
@@ -108,7 +115,7 @@ fn check(args: CheckArgs) -> ExitCode {
     let catalog = match Catalog::load(&args.rules_dirs) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("{:?}", miette::Report::new(e));
+            eprintln!("{:?}", miette::Report::new(*e));
             return ExitCode::from(2);
         }
     };
@@ -121,15 +128,25 @@ fn check(args: CheckArgs) -> ExitCode {
         Ok(r) => r,
         Err(e) => return usage_error(&e),
     };
-    let rules = selected.into_iter().filter(|r| !ignored.iter().any(|i| i.code == r.code)).collect();
-    let settings = Settings { rules, max_file_size: args.max_file_size };
+    let rules = selected
+        .into_iter()
+        .filter(|r| !ignored.iter().any(|i| i.code == r.code))
+        .collect();
+    let settings = Settings {
+        rules,
+        max_file_size: args.max_file_size,
+    };
     let report = crate::check(&args.paths, &catalog, &settings);
     let color = match args.color {
         Color::Always => true,
         Color::Never => false,
         Color::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
     };
-    let opts = RenderOptions { color, verbose: args.verbose, width: 100 };
+    let opts = RenderOptions {
+        color,
+        verbose: args.verbose,
+        width: 100,
+    };
     emit(&report::render(&report, args.format, opts));
     if report.has_internal_errors() {
         return ExitCode::from(2);
@@ -154,9 +171,18 @@ fn explain(id: &str) -> ExitCode {
 }
 
 fn rules() -> ExitCode {
-    let mut out = format!("{:<7} {:<22} {:<8} {}\n", "code", "name", "severity", "fires when");
+    let mut out = format!(
+        "{:<7} {:<22} {:<8} {}\n",
+        "code", "name", "severity", "fires when"
+    );
     for r in checks::REGISTRY {
-        out.push_str(&format!("{:<7} {:<22} {:<8} {}\n", r.code, r.name, r.severity.name(), r.summary));
+        out.push_str(&format!(
+            "{:<7} {:<22} {:<8} {}\n",
+            r.code,
+            r.name,
+            r.severity.name(),
+            r.summary
+        ));
     }
     emit(&out);
     ExitCode::SUCCESS

@@ -29,7 +29,9 @@ pub struct WalkError {
 fn head(path: &Path) -> Vec<u8> {
     use std::io::Read;
     let mut buf = vec![0; 128];
-    let n = std::fs::File::open(path).and_then(|mut f| f.read(&mut buf)).unwrap_or(0);
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut buf))
+        .unwrap_or(0);
     buf.truncate(n);
     buf
 }
@@ -38,7 +40,8 @@ fn rel_to(root: &Path, path: &Path) -> String {
     let rel = path.strip_prefix(root).unwrap_or(path);
     let s = rel.to_string_lossy().replace('\\', "/");
     if s.is_empty() {
-        path.file_name().map_or(s, |n| n.to_string_lossy().into_owned())
+        path.file_name()
+            .map_or(s, |n| n.to_string_lossy().into_owned())
     } else {
         s
     }
@@ -65,7 +68,10 @@ pub fn discover(roots: &[PathBuf]) -> (Vec<SourceFile>, Vec<WalkError>) {
             continue;
         }
         if !root.exists() {
-            errors.push(WalkError { path: root.display().to_string(), reason: "no such file or directory".into() });
+            errors.push(WalkError {
+                path: root.display().to_string(),
+                reason: "no such file or directory".into(),
+            });
             continue;
         }
         let walker = ignore::WalkBuilder::new(root)
@@ -84,10 +90,17 @@ pub fn discover(roots: &[PathBuf]) -> (Vec<SourceFile>, Vec<WalkError>) {
                     let needs_head = path.extension().is_none();
                     let h = if needs_head { head(path) } else { Vec::new() };
                     if let Some(language) = lang::detect(path, &h) {
-                        files.push(SourceFile { path: path.to_path_buf(), rel: rel_to(root, path), language });
+                        files.push(SourceFile {
+                            path: path.to_path_buf(),
+                            rel: rel_to(root, path),
+                            language,
+                        });
                     }
                 }
-                Err(e) => errors.push(WalkError { path: root.display().to_string(), reason: e.to_string() }),
+                Err(e) => errors.push(WalkError {
+                    path: root.display().to_string(),
+                    reason: e.to_string(),
+                }),
             }
         }
     }

@@ -47,13 +47,29 @@ impl YamlError {
         let offset = err.location().map_or(0, |l| l.index());
         // serde_yaml prefixes the location to its message; keep only the reason.
         let message = err.to_string();
-        let message = message.split(" at line ").next().unwrap_or(&message).to_string();
-        YamlError::at(path, src, offset, message, "see rules/README.md for the schema")
+        let message = message
+            .split(" at line ")
+            .next()
+            .unwrap_or(&message)
+            .to_string();
+        YamlError::at(
+            path,
+            src,
+            offset,
+            message,
+            "see rules/README.md for the schema",
+        )
     }
 
     /// An error about a value: points at its first occurrence in the file.
     pub fn about(path: &str, src: &str, needle: &str, message: String) -> Self {
         let offset = src.find(needle).unwrap_or(0);
-        YamlError::at(path, src, offset, message, "see rules/README.md for the schema")
+        YamlError::at(
+            path,
+            src,
+            offset,
+            message,
+            "see rules/README.md for the schema",
+        )
     }
 }

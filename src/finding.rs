@@ -63,7 +63,10 @@ impl Finding {
 
     pub fn label(mut self, span: Span, text: impl Into<String>) -> Self {
         if span != Span::default() {
-            self.labels.push(Label { span, text: text.into() });
+            self.labels.push(Label {
+                span,
+                text: text.into(),
+            });
         }
         self
     }

@@ -41,7 +41,10 @@ pub struct Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { rules: checks::REGISTRY.to_vec(), max_file_size: 5 * 1024 * 1024 }
+        Settings {
+            rules: checks::REGISTRY.to_vec(),
+            max_file_size: 5 * 1024 * 1024,
+        }
     }
 }
 
@@ -135,11 +138,13 @@ pub fn check(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> Repor
         })
         .collect();
     let mut report = Report::default();
-    report.notices.extend(walk_errors.into_iter().map(|e| Notice {
-        path: e.path,
-        kind: NoticeKind::Failed,
-        reason: e.reason,
-    }));
+    report
+        .notices
+        .extend(walk_errors.into_iter().map(|e| Notice {
+            path: e.path,
+            kind: NoticeKind::Failed,
+            reason: e.reason,
+        }));
     report.summary.files_scanned = files.len();
     for (outcome, notices) in results {
         report.notices.extend(notices);
@@ -166,10 +171,19 @@ fn scan_file(
     notices: &mut Vec<Notice>,
 ) -> Outcome {
     let path = file.path.display().to_string();
-    let mut notice = |kind, reason: String| notices.push(Notice { path: path.clone(), kind, reason });
+    let mut notice = |kind, reason: String| {
+        notices.push(Notice {
+            path: path.clone(),
+            kind,
+            reason,
+        })
+    };
     let size = std::fs::metadata(&file.path).map(|m| m.len()).unwrap_or(0);
     if size > settings.max_file_size {
-        let reason = format!("skipped: {size} bytes is over the {} byte limit", settings.max_file_size);
+        let reason = format!(
+            "skipped: {size} bytes is over the {} byte limit",
+            settings.max_file_size
+        );
         notice(NoticeKind::Skipped, reason);
         return Outcome::Unparsed;
     }
@@ -185,7 +199,10 @@ fn scan_file(
         return Outcome::Unparsed;
     }
     if bytes[..bytes.len().min(8192)].contains(&0) {
-        notice(NoticeKind::Skipped, "skipped: binary file (contains NUL bytes)".into());
+        notice(
+            NoticeKind::Skipped,
+            "skipped: binary file (contains NUL bytes)".into(),
+        );
         return Outcome::Unparsed;
     }
     if !prefilter.matches(&bytes) {

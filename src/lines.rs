@@ -9,7 +9,10 @@ impl LineIndex {
     pub fn new(text: &str) -> Self {
         let mut starts = vec![0];
         starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        LineIndex { starts, text_len: text.len() }
+        LineIndex {
+            starts,
+            text_len: text.len(),
+        }
     }
 
     /// 1-based line and 1-based byte column of `offset`.

@@ -66,7 +66,10 @@ pub enum ExprKind {
     /// An identifier or a dotted/`::` path (`r`, `self.redis`, `redis::cmd`).
     Name(String),
     /// A member access on something that is not a plain path (`f().x`).
-    Member { object: Box<Expr>, name: String },
+    Member {
+        object: Box<Expr>,
+        name: String,
+    },
     /// A call; the call itself is in [`FileModel::calls`].
     Call(CallId),
     /// A dict / object / map literal.
@@ -74,7 +77,11 @@ pub enum ExprKind {
     /// A list / tuple / array / slice literal.
     List(Vec<Expr>),
     /// `a OP b` for arithmetic the constant folder understands.
-    Binary { op: char, lhs: Box<Expr>, rhs: Box<Expr> },
+    Binary {
+        op: char,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
     /// `&x`, `&mut x`, `await x`, `x.await`, `x?`, `(x)`: transparent wrappers.
     Wrapped(Box<Expr>),
     Other,
@@ -90,7 +97,11 @@ pub struct Expr {
 
 impl Expr {
     pub fn other(text: impl Into<String>, span: Span) -> Self {
-        Expr { kind: ExprKind::Other, text: text.into(), span }
+        Expr {
+            kind: ExprKind::Other,
+            text: text.into(),
+            span,
+        }
     }
 
     /// Strips transparent wrappers (`&`, `await`, `?`, parentheses).
@@ -174,10 +185,17 @@ pub struct Call {
 
 impl Call {
     pub fn positional(&self, index: usize) -> Option<&Expr> {
-        self.args.iter().filter(|a| a.name.is_none()).nth(index).map(|a| &a.value)
+        self.args
+            .iter()
+            .filter(|a| a.name.is_none())
+            .nth(index)
+            .map(|a| &a.value)
     }
     pub fn keyword(&self, name: &str) -> Option<&Expr> {
-        self.args.iter().find(|a| a.name.as_deref() == Some(name)).map(|a| &a.value)
+        self.args
+            .iter()
+            .find(|a| a.name.as_deref() == Some(name))
+            .map(|a| &a.value)
     }
     /// The receiver as a call, for method chains (`cmd("SET").arg(k)`).
     pub fn receiver_call(&self) -> Option<CallId> {
@@ -278,7 +296,12 @@ impl FileModel {
         FileModel {
             language,
             calls: Vec::new(),
-            blocks: vec![Block { id: 0, kind: GuardKind::Module, span: file_span, parent: None }],
+            blocks: vec![Block {
+                id: 0,
+                kind: GuardKind::Module,
+                span: file_span,
+                parent: None,
+            }],
             functions: Vec::new(),
             assigns: Vec::new(),
             imports: Vec::new(),
@@ -321,7 +344,11 @@ impl FileModel {
             .iter()
             .filter(|a| a.target == name && a.func == func && func.is_some() && a.span.start < at)
             .max_by_key(|a| a.span.start);
-        local.or_else(|| self.assigns.iter().find(|a| a.target == name && a.func.is_none()))
+        local.or_else(|| {
+            self.assigns
+                .iter()
+                .find(|a| a.target == name && a.func.is_none())
+        })
     }
 
     pub fn function_param(&self, func: Option<FuncId>, name: &str) -> Option<&Param> {

@@ -17,14 +17,19 @@ struct Markers {
 }
 
 /// The rule codes after `tag` on a line: `expect: LA101, LA201`.
-fn codes_after<'a>(line: &'a str, tag: &str) -> Vec<String> {
-    let Some(pos) = line.find(tag) else { return Vec::new() };
+fn codes_after(line: &str, tag: &str) -> Vec<String> {
+    let Some(pos) = line.find(tag) else {
+        return Vec::new();
+    };
     line[pos + tag.len()..]
         .split([',', ' '])
         .map(str::trim)
         .take_while(|c| c.is_empty() || c.starts_with("LA"))
         .filter(|c| !c.is_empty())
-        .map(|c| c.trim_end_matches(|ch: char| !ch.is_ascii_alphanumeric()).to_string())
+        .map(|c| {
+            c.trim_end_matches(|ch: char| !ch.is_ascii_alphanumeric())
+                .to_string()
+        })
         .collect()
 }
 
@@ -59,19 +64,30 @@ fn every_fixture_matches_its_markers() {
     let catalog = Catalog::builtin().expect("built-in catalog loads");
     let settings = Settings::default();
     let files = fixture_files();
-    assert!(files.len() >= 8, "expected fixtures under fixtures/, found {}", files.len());
+    assert!(
+        files.len() >= 8,
+        "expected fixtures under fixtures/, found {}",
+        files.len()
+    );
     let mut problems = Vec::new();
     for path in &files {
-        let name = path.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap_or(path).display().to_string();
+        let name = path
+            .strip_prefix(env!("CARGO_MANIFEST_DIR"))
+            .unwrap_or(path)
+            .display()
+            .to_string();
         let text = std::fs::read_to_string(path).expect("fixtures are UTF-8");
         let m = markers(&text);
         if m.expect.is_empty() && m.expect_not.is_empty() {
             problems.push(format!("{name}: no `expect:` or `expect-not:` markers"));
             continue;
         }
-        let report = check(&[path.clone()], &catalog, &settings);
+        let report = check(std::slice::from_ref(path), &catalog, &settings);
         for n in &report.notices {
-            if matches!(n.kind, NoticeKind::Failed | NoticeKind::Internal | NoticeKind::Degraded) {
+            if matches!(
+                n.kind,
+                NoticeKind::Failed | NoticeKind::Internal | NoticeKind::Degraded
+            ) {
                 problems.push(format!("{name}: {}", n.reason));
             }
         }
@@ -97,7 +113,9 @@ fn every_fixture_matches_its_markers() {
             match extra.iter().position(|(_, c)| c == code) {
                 Some(i) => {
                     let (at, _) = extra.remove(i);
-                    problems.push(format!("{name}:{line}: {code} misplaced: expected here, reported at line {at}"));
+                    problems.push(format!(
+                        "{name}:{line}: {code} misplaced: expected here, reported at line {at}"
+                    ));
                 }
                 None => problems.push(format!("{name}:{line}: {code} missing")),
             }
@@ -111,7 +129,11 @@ fn every_fixture_matches_its_markers() {
             problems.push(format!("{name}:{line}: {code} {why}"));
         }
     }
-    assert!(problems.is_empty(), "fixture mismatches:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "fixture mismatches:\n{}",
+        problems.join("\n")
+    );
 }
 
 #[test]

@@ -7,7 +7,16 @@ fn main() -> std::process::ExitCode {
         args.remove(1);
     }
     // `cargo lock-audit` alone means `check` of the current directory.
-    let known = ["check", "explain", "rules", "help", "--help", "-h", "--version", "-V"];
+    let known = [
+        "check",
+        "explain",
+        "rules",
+        "help",
+        "--help",
+        "-h",
+        "--version",
+        "-V",
+    ];
     if !args.get(1).is_some_and(|a| known.contains(&a.as_str())) {
         args.insert(1, "check".to_string());
     }

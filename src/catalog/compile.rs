@@ -9,30 +9,34 @@ use super::raw::{RawApi, RawFile};
 use super::{Api, Catalog, Clients, CommandSpec, Library};
 use crate::error::YamlError;
 
-pub type CatalogError = YamlError;
+pub type CatalogError = Box<YamlError>;
 
 /// Reads every `*.yaml` / `*.yml` below `dir`, sorted by path for stable output.
 pub fn read_dir(dir: &Path) -> Result<Vec<(String, String)>, CatalogError> {
     if !dir.is_dir() {
-        return Err(YamlError::Io {
+        return Err(Box::new(YamlError::Io {
             path: dir.display().to_string(),
             reason: "not a directory".into(),
-        });
+        }));
     }
     let mut out = Vec::new();
     for entry in WalkDir::new(dir).sort_by_file_name() {
-        let entry = entry.map_err(|e| YamlError::Io {
-            path: dir.display().to_string(),
-            reason: e.to_string(),
+        let entry = entry.map_err(|e| {
+            Box::new(YamlError::Io {
+                path: dir.display().to_string(),
+                reason: e.to_string(),
+            })
         })?;
         let path = entry.path();
         let is_yaml = path.extension().is_some_and(|e| e == "yaml" || e == "yml");
         if !entry.file_type().is_file() || !is_yaml {
             continue;
         }
-        let text = std::fs::read_to_string(path).map_err(|e| YamlError::Io {
-            path: path.display().to_string(),
-            reason: e.to_string(),
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Box::new(YamlError::Io {
+                path: path.display().to_string(),
+                reason: e.to_string(),
+            })
         })?;
         out.push((path.display().to_string(), text));
     }
@@ -48,7 +52,7 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
             Ok(raw) => raw,
             // An empty file deserialises as unit; treat it as having no entries.
             Err(_) if src.trim().is_empty() => continue,
-            Err(e) => return Err(YamlError::from_serde(path, src, &e)),
+            Err(e) => return Err(Box::new(YamlError::from_serde(path, src, &e))),
         };
         for (name, c) in &raw.commands {
             cat.commands.insert(
@@ -65,7 +69,8 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
             );
         }
         if let Some(v) = &raw.vocabulary {
-            cat.lock_words.extend(v.lock_words.iter().map(|w| w.to_ascii_lowercase()));
+            cat.lock_words
+                .extend(v.lock_words.iter().map(|w| w.to_ascii_lowercase()));
         }
         files.push((path, src, raw));
     }
@@ -79,7 +84,7 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
             (raw.library.clone(), raw.language, raw.backend.clone())
         else {
             let msg = "a file with `apis` needs `library`, `language` and `backend`".to_string();
-            return Err(YamlError::about(path, src, "apis", msg));
+            return Err(Box::new(YamlError::about(path, src, "apis", msg)));
         };
         let c = raw.clients.unwrap_or_default();
         let library = cat.libraries.len();
@@ -128,7 +133,7 @@ fn validate_api(
     ids: &mut HashSet<String>,
 ) -> Result<(), CatalogError> {
     let needle = format!("id: {}", api.id);
-    let fail = |msg: String| Err(YamlError::about(path, src, &needle, msg));
+    let fail = |msg: String| Err(Box::new(YamlError::about(path, src, &needle, msg)));
     if !ids.insert(api.id.clone()) {
         return fail(format!("duplicate api id `{}`", api.id));
     }
@@ -141,7 +146,12 @@ fn validate_api(
             api.id, api.command
         ));
     }
-    for slot in api.args.values().chain(api.flags.values()).chain(api.invoke.values()) {
+    for slot in api
+        .args
+        .values()
+        .chain(api.flags.values())
+        .chain(api.invoke.values())
+    {
         if slot.pos.is_none() && slot.kw.is_none() {
             return fail(format!("api `{}`: every slot needs `pos` or `kw`", api.id));
         }

@@ -17,10 +17,22 @@ use crate::model::Language;
 
 /// The catalog files compiled into the binary, so an installed tool works anywhere.
 const BUILTIN: &[(&str, &str)] = &[
-    ("rules/redis-commands.yaml", include_str!("../../rules/redis-commands.yaml")),
-    ("rules/vocabulary.yaml", include_str!("../../rules/vocabulary.yaml")),
-    ("rules/redis-py.yaml", include_str!("../../rules/redis-py.yaml")),
-    ("rules/redis-rs.yaml", include_str!("../../rules/redis-rs.yaml")),
+    (
+        "rules/redis-commands.yaml",
+        include_str!("../../rules/redis-commands.yaml"),
+    ),
+    (
+        "rules/vocabulary.yaml",
+        include_str!("../../rules/vocabulary.yaml"),
+    ),
+    (
+        "rules/redis-py.yaml",
+        include_str!("../../rules/redis-py.yaml"),
+    ),
+    (
+        "rules/redis-rs.yaml",
+        include_str!("../../rules/redis-rs.yaml"),
+    ),
 ];
 
 /// How to recognise a library's client object.
@@ -69,7 +81,10 @@ pub struct CommandSpec {
 
 impl CommandSpec {
     pub fn is_option(&self, word: &str) -> bool {
-        self.flags.iter().chain(&self.valued).any(|f| f.eq_ignore_ascii_case(word))
+        self.flags
+            .iter()
+            .chain(&self.valued)
+            .any(|f| f.eq_ignore_ascii_case(word))
     }
     pub fn takes_value(&self, word: &str) -> bool {
         self.valued.iter().any(|f| f.eq_ignore_ascii_case(word))
@@ -91,8 +106,10 @@ pub struct Catalog {
 impl Catalog {
     /// The built-in catalog plus every `*.yaml`/`*.yml` under `extra_dirs`.
     pub fn load(extra_dirs: &[impl AsRef<Path>]) -> Result<Catalog, CatalogError> {
-        let mut sources: Vec<(String, String)> =
-            BUILTIN.iter().map(|(n, s)| (n.to_string(), s.to_string())).collect();
+        let mut sources: Vec<(String, String)> = BUILTIN
+            .iter()
+            .map(|(n, s)| (n.to_string(), s.to_string()))
+            .collect();
         for dir in extra_dirs {
             sources.extend(compile::read_dir(dir.as_ref())?);
         }
@@ -106,7 +123,10 @@ impl Catalog {
 
     /// API shapes that may match a call named `name` in `language`.
     pub fn candidates(&self, language: Language, name: &str) -> &[usize] {
-        self.index.get(&(language, name.to_string())).map(Vec::as_slice).unwrap_or(&[])
+        self.index
+            .get(&(language, name.to_string()))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
     }
 
     pub fn command(&self, name: &str) -> Option<&CommandSpec> {

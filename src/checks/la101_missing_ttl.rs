@@ -51,7 +51,10 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
         let mut f = Finding::new(
             &RULE,
             site.span,
-            format!("lock `{key}` is acquired with {} but never expires", site.command),
+            format!(
+                "lock `{key}` is acquired with {} but never expires",
+                site.command
+            ),
         )
         .site(site);
         if let Some(k) = &site.key {

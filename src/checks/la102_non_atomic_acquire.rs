@@ -41,7 +41,9 @@ declare_rule! {
 
 fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
     for site in &fa.sites {
-        let Some(expire) = site.separate_expire else { continue };
+        let Some(expire) = site.separate_expire else {
+            continue;
+        };
         let key = site.key.as_ref().map_or("?", |k| k.peel().text.as_str());
         let f = Finding::new(
             &RULE,

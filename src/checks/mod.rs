@@ -37,7 +37,11 @@ impl std::fmt::Debug for Rule {
 impl Rule {
     /// The documentation with the one leading space of each `///` line removed.
     pub fn documentation(&self) -> String {
-        self.doc.lines().map(|l| l.strip_prefix(' ').unwrap_or(l)).collect::<Vec<_>>().join("\n")
+        self.doc
+            .lines()
+            .map(|l| l.strip_prefix(' ').unwrap_or(l))
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 }
 
@@ -71,7 +75,10 @@ pub static REGISTRY: &[&Rule] = &[
 
 /// Finds a rule by code (`LA201`, any case) or name (`unchecked-release`).
 pub fn lookup(id: &str) -> Option<&'static Rule> {
-    REGISTRY.iter().copied().find(|r| r.code.eq_ignore_ascii_case(id) || r.name == id)
+    REGISTRY
+        .iter()
+        .copied()
+        .find(|r| r.code.eq_ignore_ascii_case(id) || r.name == id)
 }
 
 /// Runs the selected rules over one file.

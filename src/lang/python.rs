@@ -54,13 +54,17 @@ fn text<'s>(node: Node, src: &'s str) -> &'s str {
 /// `import a.b as c` → (a.b, c); `from a import b as c` → (a.b, c).
 fn imports(node: Node, src: &str, out: &mut Vec<Import>) {
     let span = Span::new(node.start_byte(), node.end_byte());
-    let module = node.child_by_field_name("module_name").map(|m| text(m, src).to_string());
+    let module = node
+        .child_by_field_name("module_name")
+        .map(|m| text(m, src).to_string());
     let mut cursor = node.walk();
     for name in node.children_by_field_name("name", &mut cursor) {
         let (path, alias) = match name.kind() {
             "aliased_import" => (
-                name.child_by_field_name("name").map_or("", |n| text(n, src)),
-                name.child_by_field_name("alias").map(|a| text(a, src).to_string()),
+                name.child_by_field_name("name")
+                    .map_or("", |n| text(n, src)),
+                name.child_by_field_name("alias")
+                    .map(|a| text(a, src).to_string()),
             ),
             _ => (text(name, src), None),
         };
@@ -71,7 +75,11 @@ fn imports(node: Node, src: &str, out: &mut Vec<Import>) {
         out.push(Import { path, alias, span });
     }
     if let (Some(m), true) = (&module, text(node, src).trim_end().ends_with('*')) {
-        out.push(Import { path: format!("{m}.*"), alias: None, span });
+        out.push(Import {
+            path: format!("{m}.*"),
+            alias: None,
+            span,
+        });
     }
 }
 
@@ -86,13 +94,17 @@ fn params(node: Node, src: &str) -> Vec<Param> {
                 let name = p.named_children(&mut c).find(|n| n.kind() == "identifier");
                 (name.map(|n| text(n, src)), p.child_by_field_name("type"))
             }
-            "default_parameter" | "typed_default_parameter" => {
-                (p.child_by_field_name("name").map(|n| text(n, src)), p.child_by_field_name("type"))
-            }
+            "default_parameter" | "typed_default_parameter" => (
+                p.child_by_field_name("name").map(|n| text(n, src)),
+                p.child_by_field_name("type"),
+            ),
             _ => (None, None),
         };
         if let Some(name) = name {
-            out.push(Param { name: name.to_string(), ty: ty.map(|t| text(t, src).to_string()) });
+            out.push(Param {
+                name: name.to_string(),
+                ty: ty.map(|t| text(t, src).to_string()),
+            });
         }
     }
     out

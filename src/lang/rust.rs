@@ -37,7 +37,12 @@ pub fn lower(text: &str) -> Result<FileModel, String> {
         }
         Err(e) => {
             let pos = e.span().start();
-            Err(format!("{} at line {}, column {}", e, pos.line, pos.column + 1))
+            Err(format!(
+                "{} at line {}, column {}",
+                e,
+                pos.line,
+                pos.column + 1
+            ))
         }
     };
     // proc-macro2 keeps every parsed file in a thread-local source map; drop it.
@@ -106,13 +111,24 @@ impl Lowerer {
     fn with_block(&mut self, kind: GuardKind, span: Span, f: impl FnOnce(&mut Self)) {
         let id = self.model.blocks.len();
         let parent = self.blocks.last().copied();
-        self.model.blocks.push(Block { id, kind, span, parent });
+        self.model.blocks.push(Block {
+            id,
+            kind,
+            span,
+            parent,
+        });
         self.blocks.push(id);
         f(self);
         self.blocks.pop();
     }
 
-    fn function(&mut self, name: String, sig: &syn::Signature, span: Span, f: impl FnOnce(&mut Self)) {
+    fn function(
+        &mut self,
+        name: String,
+        sig: &syn::Signature,
+        span: Span,
+        f: impl FnOnce(&mut Self),
+    ) {
         let name = match self.impl_ty.last() {
             Some(ty) => format!("{ty}::{name}"),
             None => name,
@@ -121,18 +137,28 @@ impl Lowerer {
             .inputs
             .iter()
             .filter_map(|arg| match arg {
-                syn::FnArg::Receiver(_) => Some(Param { name: "self".into(), ty: None }),
+                syn::FnArg::Receiver(_) => Some(Param {
+                    name: "self".into(),
+                    ty: None,
+                }),
                 syn::FnArg::Typed(pt) => match &*pt.pat {
-                    syn::Pat::Ident(pi) => {
-                        Some(Param { name: pi.ident.to_string(), ty: Some(text_of(&pt.ty)) })
-                    }
+                    syn::Pat::Ident(pi) => Some(Param {
+                        name: pi.ident.to_string(),
+                        ty: Some(text_of(&pt.ty)),
+                    }),
                     _ => None,
                 },
             })
             .collect();
         let id = self.model.functions.len();
         let body = self.model.blocks.len();
-        self.model.functions.push(Function { id, name, params, span, body });
+        self.model.functions.push(Function {
+            id,
+            name,
+            params,
+            span,
+            body,
+        });
         self.funcs.push(id);
         self.with_block(GuardKind::Function, span, f);
         self.funcs.pop();
@@ -150,7 +176,10 @@ impl Lowerer {
                 let base = self.expr(&f.base);
                 match base.kind {
                     ExprKind::Name(_) => ExprKind::Name(text.clone()),
-                    _ => ExprKind::Member { object: Box::new(base), name: text_of(&f.member) },
+                    _ => ExprKind::Member {
+                        object: Box::new(base),
+                        name: text_of(&f.member),
+                    },
                 }
             }
             syn::Expr::Call(_) | syn::Expr::MethodCall(_) => match self.calls_by_span.get(&span) {
@@ -171,7 +200,11 @@ impl Lowerer {
                     syn::BinOp::Div(_) => '/',
                     _ => '?',
                 };
-                ExprKind::Binary { op, lhs: Box::new(self.expr(&b.left)), rhs: Box::new(self.expr(&b.right)) }
+                ExprKind::Binary {
+                    op,
+                    lhs: Box::new(self.expr(&b.left)),
+                    rhs: Box::new(self.expr(&b.right)),
+                }
             }
             syn::Expr::Array(a) => ExprKind::List(a.elems.iter().map(|x| self.expr(x)).collect()),
             syn::Expr::Tuple(t) => ExprKind::List(t.elems.iter().map(|x| self.expr(x)).collect()),
@@ -180,7 +213,11 @@ impl Lowerer {
                     .iter()
                     .map(|f| {
                         let key = text_of(&f.member);
-                        let k = Expr { kind: ExprKind::Str(key.clone()), text: key, span };
+                        let k = Expr {
+                            kind: ExprKind::Str(key.clone()),
+                            text: key,
+                            span,
+                        };
                         (k, self.expr(&f.expr))
                     })
                     .collect(),
@@ -254,7 +291,10 @@ impl Lowerer {
 
 fn is_format_macro(mac: &syn::Macro) -> bool {
     mac.path.segments.last().is_some_and(|s| {
-        matches!(s.ident.to_string().as_str(), "format" | "concat" | "format_args")
+        matches!(
+            s.ident.to_string().as_str(),
+            "format" | "concat" | "format_args"
+        )
     })
 }
 
@@ -262,28 +302,50 @@ fn lit(l: &syn::Lit) -> ExprKind {
     match l {
         syn::Lit::Str(s) => ExprKind::Str(s.value()),
         syn::Lit::ByteStr(b) => ExprKind::Str(String::from_utf8_lossy(&b.value()).into_owned()),
-        syn::Lit::Int(i) => i.base10_parse::<i64>().map_or(ExprKind::Other, ExprKind::Int),
-        syn::Lit::Float(f) => f.base10_parse::<f64>().map_or(ExprKind::Other, ExprKind::Float),
+        syn::Lit::Int(i) => i
+            .base10_parse::<i64>()
+            .map_or(ExprKind::Other, ExprKind::Int),
+        syn::Lit::Float(f) => f
+            .base10_parse::<f64>()
+            .map_or(ExprKind::Other, ExprKind::Float),
         syn::Lit::Bool(b) => ExprKind::Bool(b.value),
         _ => ExprKind::Other,
     }
 }
 
 fn use_paths(tree: &syn::UseTree, prefix: String, span: Span, out: &mut Vec<Import>) {
-    let join = |p: &str, s: &str| if p.is_empty() { s.to_string() } else { format!("{p}::{s}") };
+    let join = |p: &str, s: &str| {
+        if p.is_empty() {
+            s.to_string()
+        } else {
+            format!("{p}::{s}")
+        }
+    };
     match tree {
         syn::UseTree::Path(p) => use_paths(&p.tree, join(&prefix, &p.ident.to_string()), span, out),
         syn::UseTree::Name(n) => {
             let name = n.ident.to_string();
-            let path = if name == "self" { prefix } else { join(&prefix, &name) };
-            out.push(Import { path, alias: None, span });
+            let path = if name == "self" {
+                prefix
+            } else {
+                join(&prefix, &name)
+            };
+            out.push(Import {
+                path,
+                alias: None,
+                span,
+            });
         }
         syn::UseTree::Rename(r) => out.push(Import {
             path: join(&prefix, &r.ident.to_string()),
             alias: Some(r.rename.to_string()),
             span,
         }),
-        syn::UseTree::Glob(_) => out.push(Import { path: join(&prefix, "*"), alias: None, span }),
+        syn::UseTree::Glob(_) => out.push(Import {
+            path: join(&prefix, "*"),
+            alias: None,
+            span,
+        }),
         syn::UseTree::Group(g) => {
             for t in &g.items {
                 use_paths(t, prefix.clone(), span, out);
@@ -295,17 +357,23 @@ fn use_paths(tree: &syn::UseTree, prefix: String, span: Span, out: &mut Vec<Impo
 impl<'ast> Visit<'ast> for Lowerer {
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
         let span = sp(f.span());
-        self.function(f.sig.ident.to_string(), &f.sig, span, |lw| visit::visit_item_fn(lw, f));
+        self.function(f.sig.ident.to_string(), &f.sig, span, |lw| {
+            visit::visit_item_fn(lw, f)
+        });
     }
 
     fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
         let span = sp(f.span());
-        self.function(f.sig.ident.to_string(), &f.sig, span, |lw| visit::visit_impl_item_fn(lw, f));
+        self.function(f.sig.ident.to_string(), &f.sig, span, |lw| {
+            visit::visit_impl_item_fn(lw, f)
+        });
     }
 
     fn visit_trait_item_fn(&mut self, f: &'ast syn::TraitItemFn) {
         let span = sp(f.span());
-        self.function(f.sig.ident.to_string(), &f.sig, span, |lw| visit::visit_trait_item_fn(lw, f));
+        self.function(f.sig.ident.to_string(), &f.sig, span, |lw| {
+            visit::visit_trait_item_fn(lw, f)
+        });
     }
 
     fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
@@ -315,7 +383,12 @@ impl<'ast> Visit<'ast> for Lowerer {
     }
 
     fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
-        use_paths(&u.tree, String::new(), sp(u.span()), &mut self.model.imports);
+        use_paths(
+            &u.tree,
+            String::new(),
+            sp(u.span()),
+            &mut self.model.imports,
+        );
     }
 
     fn visit_item_const(&mut self, c: &'ast syn::ItemConst) {
@@ -323,7 +396,13 @@ impl<'ast> Visit<'ast> for Lowerer {
         let value = self.expr(&c.expr);
         let span = sp(c.span());
         let (target, ty) = (c.ident.to_string(), Some(text_of(&c.ty)));
-        self.model.assigns.push(Assign { target, ty, value, span, func: self.func() });
+        self.model.assigns.push(Assign {
+            target,
+            ty,
+            value,
+            span,
+            func: self.func(),
+        });
     }
 
     fn visit_item_static(&mut self, s: &'ast syn::ItemStatic) {
@@ -331,7 +410,13 @@ impl<'ast> Visit<'ast> for Lowerer {
         let value = self.expr(&s.expr);
         let span = sp(s.span());
         let (target, ty) = (s.ident.to_string(), Some(text_of(&s.ty)));
-        self.model.assigns.push(Assign { target, ty, value, span, func: self.func() });
+        self.model.assigns.push(Assign {
+            target,
+            ty,
+            value,
+            span,
+            func: self.func(),
+        });
     }
 
     fn visit_local(&mut self, l: &'ast syn::Local) {
@@ -352,7 +437,13 @@ impl<'ast> Visit<'ast> for Lowerer {
         self.set_usage(&init.expr, Usage::Assigned(name.clone()));
         let value = self.expr(&init.expr);
         let span = sp(l.span());
-        self.model.assigns.push(Assign { target: name, ty, value, span, func: self.func() });
+        self.model.assigns.push(Assign {
+            target: name,
+            ty,
+            value,
+            span,
+            func: self.func(),
+        });
     }
 
     fn visit_stmt(&mut self, s: &'ast syn::Stmt) {
@@ -383,7 +474,9 @@ impl<'ast> Visit<'ast> for Lowerer {
 
     fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
         let span = sp(c.span());
-        self.with_block(GuardKind::Closure, span, |lw| visit::visit_expr_closure(lw, c));
+        self.with_block(GuardKind::Closure, span, |lw| {
+            visit::visit_expr_closure(lw, c)
+        });
     }
 
     fn visit_block(&mut self, b: &'ast syn::Block) {
@@ -399,7 +492,14 @@ impl<'ast> Visit<'ast> for Lowerer {
             _ => None,
         }
         .unwrap_or_default();
-        let args = c.args.iter().map(|a| Arg { name: None, value: self.expr(a) }).collect();
+        let args = c
+            .args
+            .iter()
+            .map(|a| Arg {
+                name: None,
+                value: self.expr(a),
+            })
+            .collect();
         let name_span = sp(c.func.span());
         self.record_call(sp(c.span()), name, callee, None, args, name_span);
     }
@@ -409,7 +509,14 @@ impl<'ast> Visit<'ast> for Lowerer {
         let receiver = self.expr(&m.receiver);
         let name = m.method.to_string();
         let callee = format!("{}.{}", receiver.text, name);
-        let args = m.args.iter().map(|a| Arg { name: None, value: self.expr(a) }).collect();
+        let args = m
+            .args
+            .iter()
+            .map(|a| Arg {
+                name: None,
+                value: self.expr(a),
+            })
+            .collect();
         let name_span = sp(m.method.span());
         self.record_call(sp(m.span()), name, callee, Some(receiver), args, name_span);
     }
@@ -429,8 +536,14 @@ pub fn comments(src: &str) -> Vec<Comment> {
         match b[i] {
             b'/' if b.get(i + 1) == Some(&b'/') => {
                 let end = src[i..].find('\n').map_or(b.len(), |n| i + n);
-                let text = src[i..end].trim_start_matches('/').trim_start_matches('!').trim();
-                out.push(Comment { text: text.to_string(), span: Span::new(i, end) });
+                let text = src[i..end]
+                    .trim_start_matches('/')
+                    .trim_start_matches('!')
+                    .trim();
+                out.push(Comment {
+                    text: text.to_string(),
+                    span: Span::new(i, end),
+                });
                 i = end;
             }
             b'/' if b.get(i + 1) == Some(&b'*') => {
@@ -447,7 +560,10 @@ pub fn comments(src: &str) -> Vec<Comment> {
                     }
                 }
                 let inner = src.get(i + 2..j.saturating_sub(2).max(i + 2)).unwrap_or("");
-                out.push(Comment { text: inner.trim().to_string(), span: Span::new(i, j) });
+                out.push(Comment {
+                    text: inner.trim().to_string(),
+                    span: Span::new(i, j),
+                });
                 i = j;
             }
             b'r' if matches!(b.get(i + 1), Some(b'#') | Some(b'"'))
@@ -460,7 +576,9 @@ pub fn comments(src: &str) -> Vec<Comment> {
                 }
                 let close = format!("\"{}", "#".repeat(hashes));
                 let start = i + 2 + hashes;
-                i = src[start..].find(&close).map_or(b.len(), |n| start + n + close.len());
+                i = src[start..]
+                    .find(&close)
+                    .map_or(b.len(), |n| start + n + close.len());
             }
             b'"' => {
                 let mut j = i + 1;
@@ -475,7 +593,11 @@ pub fn comments(src: &str) -> Vec<Comment> {
                     i = src[i + 2..].find('\'').map_or(b.len(), |n| i + 2 + n + 1);
                 } else {
                     let ch_len = src[i + 1..].chars().next().map_or(1, char::len_utf8);
-                    i += if b.get(i + 1 + ch_len) == Some(&b'\'') { ch_len + 2 } else { 1 };
+                    i += if b.get(i + 1 + ch_len) == Some(&b'\'') {
+                        ch_len + 2
+                    } else {
+                        1
+                    };
                 }
             }
             _ => i += 1,

@@ -99,7 +99,9 @@ pub fn parse(parser: &mut Parser, table: &NodeTable, text: &str) -> Result<Tree,
     parser
         .set_language(&(table.grammar)())
         .map_err(|e| format!("tree-sitter grammar error: {e}"))?;
-    parser.parse(text, None).ok_or_else(|| "the parser gave up (timeout or cancellation)".into())
+    parser
+        .parse(text, None)
+        .ok_or_else(|| "the parser gave up (timeout or cancellation)".into())
 }
 
 /// Lowers a parsed tree into the model.
@@ -147,7 +149,9 @@ impl<'a> Lowerer<'a> {
             }
             loop {
                 // The current node has no more children: finish it.
-                let Some(frame) = stack.pop() else { break 'outer };
+                let Some(frame) = stack.pop() else {
+                    break 'outer;
+                };
                 let field = frame.field;
                 let lowered = self.finish(frame);
                 if let Some(parent) = stack.last_mut() {
@@ -180,7 +184,12 @@ impl<'a> Lowerer<'a> {
     fn push_block(&mut self, kind: GuardKind, span: Span) {
         let id = self.model.blocks.len();
         let parent = self.block_stack.last().copied();
-        self.model.blocks.push(Block { id, kind, span, parent });
+        self.model.blocks.push(Block {
+            id,
+            kind,
+            span,
+            parent,
+        });
         self.block_stack.push(id);
     }
 
@@ -193,15 +202,23 @@ impl<'a> Lowerer<'a> {
     ) -> Frame<'t> {
         let kind = node.kind();
         let t = self.t;
-        let mut frame =
-            Frame { node, field, children: Vec::new(), pushed_block: false, pushed_func: false };
+        let mut frame = Frame {
+            node,
+            field,
+            children: Vec::new(),
+            pushed_block: false,
+            pushed_func: false,
+        };
         if node.is_error() || node.is_missing() {
             self.model.syntax_errors.push(span(node));
         }
         if has(t.comment, kind) {
             let raw = &self.src[node.byte_range()];
             let text = (t.comment_text)(raw).trim().to_string();
-            self.model.comments.push(Comment { text, span: span(node) });
+            self.model.comments.push(Comment {
+                text,
+                span: span(node),
+            });
         } else if has(t.import_kinds, kind) {
             (t.imports)(node, self.src, &mut self.model.imports);
         } else if has(t.functions, kind) {
@@ -220,7 +237,13 @@ impl<'a> Lowerer<'a> {
             let id = self.model.functions.len();
             let body = self.model.blocks.len();
             self.push_block(GuardKind::Function, span(node));
-            self.model.functions.push(Function { id, name: qualified, params, span: span(node), body });
+            self.model.functions.push(Function {
+                id,
+                name: qualified,
+                params,
+                span: span(node),
+                body,
+            });
             self.func_stack.push(id);
             frame.pushed_block = true;
             frame.pushed_func = true;
@@ -252,7 +275,13 @@ impl<'a> Lowerer<'a> {
 
     /// Called when all of `node`'s children are finished: builds its value.
     fn finish(&mut self, frame: Frame) -> Lowered {
-        let Frame { node, children, pushed_block, pushed_func, .. } = frame;
+        let Frame {
+            node,
+            children,
+            pushed_block,
+            pushed_func,
+            ..
+        } = frame;
         let kind = node.kind();
         let t = self.t;
         if pushed_block {
@@ -268,7 +297,10 @@ impl<'a> Lowerer<'a> {
             return Lowered::Nothing;
         }
         let field = |name: &str| {
-            children.iter().find(|(f, _)| *f == Some(name)).map(|(_, l)| l)
+            children
+                .iter()
+                .find(|(f, _)| *f == Some(name))
+                .map(|(_, l)| l)
         };
         let expr_of = |l: Option<&Lowered>| match l {
             Some(Lowered::Expr(e, d)) => Some((e.clone(), *d)),
@@ -284,12 +316,24 @@ impl<'a> Lowerer<'a> {
         if depth > MAX_EXPR_DEPTH {
             return Lowered::Expr(Expr::other(self.text(node), sp), depth);
         }
-        let mk = |kind: ExprKind, text: String| Lowered::Expr(Expr { kind, text, span: sp }, depth);
+        let mk = |kind: ExprKind, text: String| {
+            Lowered::Expr(
+                Expr {
+                    kind,
+                    text,
+                    span: sp,
+                },
+                depth,
+            )
+        };
 
         if has(t.call, kind) {
             let args = match field(t.call_arguments) {
                 Some(Lowered::Args(args)) => args.clone(),
-                Some(Lowered::Expr(e, _)) => vec![Arg { name: None, value: e.clone() }],
+                Some(Lowered::Expr(e, _)) => vec![Arg {
+                    name: None,
+                    value: e.clone(),
+                }],
                 _ => Vec::new(),
             };
             return match expr_of(field(t.call_function)) {
@@ -309,8 +353,12 @@ impl<'a> Lowerer<'a> {
             return Lowered::Args(args);
         }
         if has(t.keyword_argument, kind) {
-            let name = node.child_by_field_name("name").map(|n| self.src[n.byte_range()].to_string());
-            let Some((value, _)) = expr_of(field("value")) else { return Lowered::Nothing };
+            let name = node
+                .child_by_field_name("name")
+                .map(|n| self.src[n.byte_range()].to_string());
+            let Some((value, _)) = expr_of(field("value")) else {
+                return Lowered::Nothing;
+            };
             return Lowered::Arg(Arg { name, value });
         }
         if has(t.member, kind) {
@@ -323,7 +371,13 @@ impl<'a> Lowerer<'a> {
                 Some((obj, _)) if matches!(obj.kind, ExprKind::Name(_)) => {
                     mk(ExprKind::Name(collapse_ws(&text)), text)
                 }
-                Some((obj, _)) => mk(ExprKind::Member { object: Box::new(obj), name: prop }, text),
+                Some((obj, _)) => mk(
+                    ExprKind::Member {
+                        object: Box::new(obj),
+                        name: prop,
+                    },
+                    text,
+                ),
                 None => mk(ExprKind::Other, text),
             };
         }
@@ -392,9 +446,14 @@ impl<'a> Lowerer<'a> {
                 .unwrap_or('?');
             let text = self.text(node);
             return match (expr_of(field("left")), expr_of(field("right"))) {
-                (Some((l, _)), Some((r, _))) => {
-                    mk(ExprKind::Binary { op, lhs: Box::new(l), rhs: Box::new(r) }, text)
-                }
+                (Some((l, _)), Some((r, _))) => mk(
+                    ExprKind::Binary {
+                        op,
+                        lhs: Box::new(l),
+                        rhs: Box::new(r),
+                    },
+                    text,
+                ),
                 _ => mk(ExprKind::Other, text),
             };
         }
@@ -414,7 +473,13 @@ impl<'a> Lowerer<'a> {
                 let ty = node.child_by_field_name("type").map(|n| self.text(n));
                 self.set_usage(&value, Usage::Assigned(target.clone()));
                 let func = self.current_func();
-                self.model.assigns.push(Assign { target, ty, value, span: sp, func });
+                self.model.assigns.push(Assign {
+                    target,
+                    ty,
+                    value,
+                    span: sp,
+                    func,
+                });
             }
             return Lowered::Nothing;
         }
@@ -426,7 +491,13 @@ impl<'a> Lowerer<'a> {
             if let (Some(alias), Some(value)) = (node.child_by_field_name("alias"), value) {
                 let target = collapse_ws(&self.src[alias.byte_range()]);
                 let func = self.current_func();
-                self.model.assigns.push(Assign { target, ty: None, value: value.clone(), span: sp, func });
+                self.model.assigns.push(Assign {
+                    target,
+                    ty: None,
+                    value: value.clone(),
+                    span: sp,
+                    func,
+                });
                 return Lowered::Expr(value, depth);
             }
             return Lowered::Nothing;
@@ -453,7 +524,11 @@ impl<'a> Lowerer<'a> {
                         text: recv_text,
                         span: Span::new(callee.span.start, callee.span.start + dot),
                     };
-                    (path[dot + 1..].to_string(), Some(Box::new(recv)), callee.span)
+                    (
+                        path[dot + 1..].to_string(),
+                        Some(Box::new(recv)),
+                        callee.span,
+                    )
                 }
                 None => (path.clone(), None, callee.span),
             },
@@ -474,7 +549,14 @@ impl<'a> Lowerer<'a> {
             block: self.block_stack.last().copied().unwrap_or(0),
             usage: Usage::Used,
         });
-        Lowered::Expr(Expr { kind: ExprKind::Call(id), text, span: sp }, 1)
+        Lowered::Expr(
+            Expr {
+                kind: ExprKind::Call(id),
+                text,
+                span: sp,
+            },
+            1,
+        )
     }
 
     fn set_usage(&mut self, e: &Expr, usage: Usage) {

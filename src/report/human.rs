@@ -4,7 +4,9 @@
 
 use std::fmt;
 
-use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceCode};
+use miette::{
+    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceCode,
+};
 
 use super::{notice_lines, summary_line, RenderOptions};
 use crate::finding::{Finding, Severity};
@@ -31,7 +33,10 @@ impl std::error::Error for Rendered<'_> {}
 
 impl Diagnostic for Rendered<'_> {
     fn code<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
-        Some(Box::new(format!("{}({})", self.finding.rule.code, self.finding.rule.name)))
+        Some(Box::new(format!(
+            "{}({})",
+            self.finding.rule.code, self.finding.rule.name
+        )))
     }
 
     fn severity(&self) -> Option<miette::Severity> {
@@ -62,7 +67,10 @@ impl Diagnostic for Rendered<'_> {
             (f.span.start, f.span.end.saturating_sub(f.span.start)),
         );
         let rest = f.labels.iter().map(|l| {
-            LabeledSpan::new_with_span(Some(l.text.clone()), (l.span.start, l.span.end.saturating_sub(l.span.start)))
+            LabeledSpan::new_with_span(
+                Some(l.text.clone()),
+                (l.span.start, l.span.end.saturating_sub(l.span.start)),
+            )
         });
         Some(Box::new(std::iter::once(primary).chain(rest)))
     }
@@ -70,17 +78,29 @@ impl Diagnostic for Rendered<'_> {
 
 fn render_file(handler: &GraphicalReportHandler, file: &FileResult, out: &mut String) {
     for finding in &file.findings {
-        let diag = Rendered { finding, source: NamedSource::new(&file.path, file.text.to_string()) };
+        let diag = Rendered {
+            finding,
+            source: NamedSource::new(&file.path, file.text.to_string()),
+        };
         if handler.render_report(out, &diag).is_err() {
-            out.push_str(&format!("{}: {} {}\n", file.path, finding.rule.code, finding.message));
+            out.push_str(&format!(
+                "{}: {} {}\n",
+                file.path, finding.rule.code, finding.message
+            ));
         }
         out.push('\n');
     }
 }
 
 pub fn render(report: &Report, opts: RenderOptions) -> String {
-    let theme = if opts.color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
-    let handler = GraphicalReportHandler::new_themed(theme).with_width(opts.width).with_links(false);
+    let theme = if opts.color {
+        GraphicalTheme::unicode()
+    } else {
+        GraphicalTheme::unicode_nocolor()
+    };
+    let handler = GraphicalReportHandler::new_themed(theme)
+        .with_width(opts.width)
+        .with_links(false);
     let mut out = String::new();
     for file in &report.files {
         render_file(&handler, file, &mut out);

@@ -39,7 +39,13 @@ pub fn position(index: &LineIndex, f: &Finding) -> Position {
     let (line, column) = index.line_col(f.span.start);
     let (end_line, end_column) = index.line_col(f.span.end);
     let site_line = f.site_span.map_or(line, |s| index.line_col(s.start).0);
-    Position { line, column, end_line, end_column, site_line }
+    Position {
+        line,
+        column,
+        end_line,
+        end_column,
+        site_line,
+    }
 }
 
 /// Renders `report` in `format`.
@@ -53,13 +59,20 @@ pub fn render(report: &Report, format: Format, opts: RenderOptions) -> String {
 
 /// Every finding with its file, in output order.
 pub fn each_finding(report: &Report) -> impl Iterator<Item = (&FileResult, &Finding)> {
-    report.files.iter().flat_map(|file| file.findings.iter().map(move |f| (file, f)))
+    report
+        .files
+        .iter()
+        .flat_map(|file| file.findings.iter().map(move |f| (file, f)))
 }
 
 /// The closing summary line shared by the text formats.
 pub fn summary_line(report: &Report) -> String {
     let s = &report.summary;
-    let count = |sev| each_finding(report).filter(|(_, f)| f.severity == sev).count();
+    let count = |sev| {
+        each_finding(report)
+            .filter(|(_, f)| f.severity == sev)
+            .count()
+    };
     use crate::finding::Severity::*;
     let (e, w, i) = (count(Error), count(Warning), count(Info));
     let found = if s.findings == 0 {
@@ -68,10 +81,18 @@ pub fn summary_line(report: &Report) -> String {
         let mut parts = Vec::new();
         for (n, what) in [(e, "error"), (w, "warning"), (i, "info")] {
             if n > 0 {
-                parts.push(format!("{n} {what}{}", if n == 1 || what == "info" { "" } else { "s" }));
+                parts.push(format!(
+                    "{n} {what}{}",
+                    if n == 1 || what == "info" { "" } else { "s" }
+                ));
             }
         }
-        format!("{} finding{} ({})", s.findings, if s.findings == 1 { "" } else { "s" }, parts.join(", "))
+        format!(
+            "{} finding{} ({})",
+            s.findings,
+            if s.findings == 1 { "" } else { "s" },
+            parts.join(", ")
+        )
     };
     format!(
         "{found} in {} lock site{}; {} file{} scanned, {} parsed",

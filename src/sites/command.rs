@@ -70,7 +70,9 @@ fn slot_values(call: &Call, slot: &Slot) -> Vec<Expr> {
             return vec![v.clone()];
         }
     }
-    let Some(pos) = slot.pos else { return Vec::new() };
+    let Some(pos) = slot.pos else {
+        return Vec::new();
+    };
     let positional = call.args.iter().filter(|a| a.name.is_none()).skip(pos);
     let take = if slot.rest { usize::MAX } else { 1 };
     positional.take(take).map(|a| a.value.clone()).collect()
@@ -78,7 +80,11 @@ fn slot_values(call: &Call, slot: &Slot) -> Vec<Expr> {
 
 /// For every call: which call continues its chain (`x.arg(..)` after `x`).
 pub fn chain_successors(model: &FileModel) -> HashMap<CallId, CallId> {
-    model.calls.iter().filter_map(|c| c.receiver_call().map(|r| (r, c.id))).collect()
+    model
+        .calls
+        .iter()
+        .filter_map(|c| c.receiver_call().map(|r| (r, c.id)))
+        .collect()
 }
 
 /// All canonical commands of a file.
@@ -126,7 +132,9 @@ fn build(
     let mut cur = call.id;
     while let Some(&n) = next.get(&cur) {
         let c = model.call(n);
-        let Some(role) = api.chain.get(&c.name) else { break };
+        let Some(role) = api.chain.get(&c.name) else {
+            break;
+        };
         if let Some(a) = c.args.first() {
             got.push(*role, a.value.clone());
         }
@@ -158,7 +166,9 @@ fn build(
             }
         }
     };
-    let Some(spec) = catalog.command(&name) else { return };
+    let Some(spec) = catalog.command(&name) else {
+        return;
+    };
     let mut cmd = Command {
         name: name.clone(),
         api: api_id,
@@ -178,7 +188,11 @@ fn build(
         let opt = resolve::resolve(model, &opt, call.func);
         option_tokens(model, opt, &mut |word, value| {
             if spec.is_option(word) {
-                let value = if spec.takes_value(word) { value.cloned() } else { None };
+                let value = if spec.takes_value(word) {
+                    value.cloned()
+                } else {
+                    None
+                };
                 cmd.flags.insert(word.to_ascii_uppercase(), value);
             }
         });
@@ -198,7 +212,13 @@ fn build(
 }
 
 /// Positional command words after the command name: `k, v, "NX", "PX", 30000`.
-fn apply_words(model: &FileModel, spec: &CommandSpec, words: &[Expr], call: &Call, cmd: &mut Command) {
+fn apply_words(
+    model: &FileModel,
+    spec: &CommandSpec,
+    words: &[Expr],
+    call: &Call,
+    cmd: &mut Command,
+) {
     let mut rest = words.iter();
     for role in &spec.args {
         match role.as_str() {
@@ -219,9 +239,15 @@ fn apply_words(model: &FileModel, spec: &CommandSpec, words: &[Expr], call: &Cal
     }
     let mut rest = rest.peekable();
     while let Some(w) = rest.next() {
-        let Some(word) = resolve::string(model, w, call.func) else { continue };
+        let Some(word) = resolve::string(model, w, call.func) else {
+            continue;
+        };
         if spec.is_option(word) {
-            let value = if spec.takes_value(word) { rest.next().cloned() } else { None };
+            let value = if spec.takes_value(word) {
+                rest.next().cloned()
+            } else {
+                None
+            };
             cmd.flags.insert(word.to_ascii_uppercase(), value);
         }
     }
@@ -250,7 +276,10 @@ fn option_tokens(model: &FileModel, e: &Expr, f: &mut dyn FnMut(&str, Option<&Ex
             }
             ExprKind::Map(pairs) => {
                 for (k, v) in pairs {
-                    let key = k.as_str().map(str::to_string).unwrap_or_else(|| k.text.clone());
+                    let key = k
+                        .as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| k.text.clone());
                     if !v.is_nullish() {
                         f(&key, Some(v));
                     }
@@ -270,7 +299,9 @@ fn script_invocations(
     call: &Call,
     next: &HashMap<CallId, CallId>,
 ) -> Vec<(Vec<Expr>, Span)> {
-    let Usage::Assigned(var) = &call.usage else { return Vec::new() };
+    let Usage::Assigned(var) = &call.usage else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
     for c in &model.calls {
         let called_directly = c.receiver.is_none() && &c.callee == var;
@@ -295,7 +326,9 @@ fn script_invocations(
             loop {
                 let cc = model.call(cur);
                 match api.chain.get(&cc.name) {
-                    Some(ArgRole::ScriptKeys) => keys.extend(cc.args.first().map(|a| a.value.clone())),
+                    Some(ArgRole::ScriptKeys) => {
+                        keys.extend(cc.args.first().map(|a| a.value.clone()))
+                    }
                     Some(_) => {}
                     None => break,
                 }
@@ -321,17 +354,25 @@ fn expand_script(
 ) {
     let func = model.call(eval.call).func;
     let source_name = src.peel().as_name().map(str::to_string);
-    let Some(text) = resolve::string(model, src, func) else { return };
+    let Some(text) = resolve::string(model, src, func) else {
+        return;
+    };
     let script_span = resolve::resolve(model, src, func).span;
     for lc in lua::analyze(text) {
-        let Some(spec) = catalog.command(&lc.name) else { continue };
+        let Some(spec) = catalog.command(&lc.name) else {
+            continue;
+        };
         let arg = |a: &LuaArg| -> Expr {
             match a {
                 LuaArg::Key(n) => keys
                     .get(n.wrapping_sub(1))
                     .cloned()
                     .unwrap_or_else(|| Expr::other(format!("KEYS[{n}]"), eval.span)),
-                LuaArg::Str(s) => Expr { kind: ExprKind::Str(s.clone()), text: format!("{s:?}"), span: eval.span },
+                LuaArg::Str(s) => Expr {
+                    kind: ExprKind::Str(s.clone()),
+                    text: format!("{s:?}"),
+                    span: eval.span,
+                },
                 LuaArg::Argv(n) => Expr::other(format!("ARGV[{n}]"), eval.span),
                 LuaArg::Other(t) => Expr::other(t.clone(), eval.span),
             }
@@ -343,7 +384,11 @@ fn expand_script(
             value: None,
             ttl: None,
             flags: BTreeMap::new(),
-            script: Some(ScriptOrigin { script_span, guarded: lc.guarded, source_name: source_name.clone() }),
+            script: Some(ScriptOrigin {
+                script_span,
+                guarded: lc.guarded,
+                source_name: source_name.clone(),
+            }),
             span: invocation.unwrap_or(eval.span),
             ..eval.clone()
         };

@@ -65,16 +65,24 @@ fn lex(src: &str) -> Vec<Tok> {
             out.push(Tok::Str(s));
             i = j + 1;
         } else if c.is_ascii_alphabetic() || c == b'_' {
-            let len = src[i..].find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_')).unwrap_or(b.len() - i);
+            let len = src[i..]
+                .find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+                .unwrap_or(b.len() - i);
             out.push(Tok::Name(src[i..i + len].to_string()));
             i += len;
         } else if c.is_ascii_digit() {
-            let len = src[i..].find(|ch: char| !ch.is_ascii_alphanumeric()).unwrap_or(b.len() - i);
+            let len = src[i..]
+                .find(|ch: char| !ch.is_ascii_alphanumeric())
+                .unwrap_or(b.len() - i);
             out.push(Tok::Num(src[i..i + len].to_string()));
             i += len;
         } else {
             let two = src.get(i..i + 2).unwrap_or("");
-            let len = if matches!(two, "==" | "~=" | "<=" | ">=" | "..") { 2 } else { 1 };
+            let len = if matches!(two, "==" | "~=" | "<=" | ">=" | "..") {
+                2
+            } else {
+                1
+            };
             out.push(Tok::Punct(src.get(i..i + len).unwrap_or("").to_string()));
             i += len;
         }
@@ -88,11 +96,15 @@ fn punct(t: Option<&Tok>, p: &str) -> bool {
 
 /// `KEYS[1]` / `ARGV[2]` starting at `i`: the argument and its length in tokens.
 fn indexed(toks: &[Tok], i: usize) -> Option<(LuaArg, usize)> {
-    let Some(Tok::Name(n)) = toks.get(i) else { return None };
+    let Some(Tok::Name(n)) = toks.get(i) else {
+        return None;
+    };
     if !punct(toks.get(i + 1), "[") || !punct(toks.get(i + 3), "]") {
         return None;
     }
-    let Some(Tok::Num(num)) = toks.get(i + 2) else { return None };
+    let Some(Tok::Num(num)) = toks.get(i + 2) else {
+        return None;
+    };
     let idx = num.parse().ok()?;
     match n.as_str() {
         "KEYS" => Some((LuaArg::Key(idx), 4)),
@@ -119,7 +131,8 @@ pub fn analyze(src: &str) -> Vec<LuaCommand> {
             let prev = i.checked_sub(1).and_then(|k| toks.get(k));
             let local_cmp = matches!(prev, Some(Tok::Name(n)) if get_locals.contains(n))
                 || matches!(toks.get(i + 1), Some(Tok::Name(n)) if get_locals.contains(n));
-            let get_cmp = punct(prev, ")") && out.last().is_some_and(|c: &LuaCommand| c.name == "GET");
+            let get_cmp =
+                punct(prev, ")") && out.last().is_some_and(|c: &LuaCommand| c.name == "GET");
             if argv(&before) || argv(&after) || local_cmp || get_cmp {
                 compared = true;
             }
@@ -166,7 +179,11 @@ pub fn analyze(src: &str) -> Vec<LuaCommand> {
                     get_locals.push(l);
                 }
             }
-            out.push(LuaCommand { name, args: args[1..].to_vec(), guarded: compared });
+            out.push(LuaCommand {
+                name,
+                args: args[1..].to_vec(),
+                guarded: compared,
+            });
         }
         i = j + 1;
     }

@@ -110,20 +110,32 @@ pub fn analyze<'m>(model: &'m FileModel, catalog: &Catalog) -> FileAnalysis<'m> 
     let func_of = |c: &Command| model.call(c.call).func;
     let key_of = |c: &Command| -> (Option<Expr>, String) {
         let key = c.keys.first().cloned();
-        let text = key.as_ref().map(|k| resolve::key_text(model, k, func_of(c))).unwrap_or_default();
+        let text = key
+            .as_ref()
+            .map(|k| resolve::key_text(model, k, func_of(c)))
+            .unwrap_or_default();
         (key, text)
     };
     let mut sites = Vec::new();
     for cmd in &cmds {
-        let Some(spec) = catalog.command(&cmd.name) else { continue };
+        let Some(spec) = catalog.command(&cmd.name) else {
+            continue;
+        };
         if spec.role != CommandRole::Acquire {
             continue;
         }
-        if spec.acquire_when.as_deref().is_some_and(|f| !cmd.has_flag(f)) {
+        if spec
+            .acquire_when
+            .as_deref()
+            .is_some_and(|f| !cmd.has_flag(f))
+        {
             continue;
         }
         let (key, key_text) = key_of(cmd);
-        let given = spec.expiry.iter().find_map(|f| cmd.flags.get(f).map(|v| Ttl::Given(v.clone())));
+        let given = spec
+            .expiry
+            .iter()
+            .find_map(|f| cmd.flags.get(f).map(|v| Ttl::Given(v.clone())));
         let mut ttl = given.unwrap_or(Ttl::Absent);
         let mut separate_expire = None;
         if matches!(ttl, Ttl::Absent) {
@@ -162,22 +174,34 @@ pub fn analyze<'m>(model: &'m FileModel, catalog: &Catalog) -> FileAnalysis<'m> 
     }
     let mut releases = Vec::new();
     for cmd in &cmds {
-        let Some(spec) = catalog.command(&cmd.name) else { continue };
+        let Some(spec) = catalog.command(&cmd.name) else {
+            continue;
+        };
         if spec.role != CommandRole::Release {
             continue;
         }
-        let owner_checked = spec.owner_checked_when.iter().any(|f| f == "*" || cmd.has_flag(f))
+        let owner_checked = spec
+            .owner_checked_when
+            .iter()
+            .any(|f| f == "*" || cmd.has_flag(f))
             || cmd.script.as_ref().is_some_and(|s| s.guarded);
         let script_name = cmd.script.as_ref().and_then(|s| s.source_name.clone());
         for key in &cmd.keys {
             let key_text = resolve::key_text(model, key, func_of(cmd));
-            let paired = sites.iter().position(|s| !key_text.is_empty() && s.key_text == key_text);
+            let paired = sites
+                .iter()
+                .position(|s| !key_text.is_empty() && s.key_text == key_text);
             let lock_evidence = match paired {
                 Some(i) => Some(format!("same key as the {} acquisition", sites[i].command)),
-                None => lock_words(catalog, &[&key.text, &key_text, script_name.as_deref().unwrap_or("")])
-                    .map(|w| format!("the key mentions \"{w}\"")),
+                None => lock_words(
+                    catalog,
+                    &[&key.text, &key_text, script_name.as_deref().unwrap_or("")],
+                )
+                .map(|w| format!("the key mentions \"{w}\"")),
             };
-            let Some(lock_evidence) = lock_evidence else { continue };
+            let Some(lock_evidence) = lock_evidence else {
+                continue;
+            };
             let index = releases.len();
             if let Some(i) = paired {
                 sites[i].releases.push(index);
@@ -198,7 +222,11 @@ pub fn analyze<'m>(model: &'m FileModel, catalog: &Catalog) -> FileAnalysis<'m> 
             });
         }
     }
-    FileAnalysis { model, sites, releases }
+    FileAnalysis {
+        model,
+        sites,
+        releases,
+    }
 }
 
 /// The first catalog lock word found in any of `texts`.

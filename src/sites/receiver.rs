@@ -11,7 +11,15 @@ use crate::catalog::Library;
 use crate::model::{Call, Expr, ExprKind, FileModel};
 
 /// Wrapper calls that hand back their receiver's client (`.unwrap()`, `.clone()`).
-const PASS_THROUGH: &[&str] = &["unwrap", "expect", "clone", "as_mut", "borrow_mut", "lock", "get_mut"];
+const PASS_THROUGH: &[&str] = &[
+    "unwrap",
+    "expect",
+    "clone",
+    "as_mut",
+    "borrow_mut",
+    "lock",
+    "get_mut",
+];
 
 fn canon(path: &str) -> String {
     path.replace("::", ".").replace(' ', "")
@@ -44,27 +52,46 @@ fn alias_matches(model: &FileModel, callee: &str, full: &str) -> bool {
     let (first, rest) = callee.split_once('.').unwrap_or((callee, ""));
     model.imports.iter().any(|i| {
         i.alias.as_deref() == Some(first) && {
-            let real = if rest.is_empty() { canon(&i.path) } else { format!("{}.{rest}", canon(&i.path)) };
-            real == full || full.ends_with(&format!(".{}", rest)) && full.starts_with(&canon(&i.path))
+            let real = if rest.is_empty() {
+                canon(&i.path)
+            } else {
+                format!("{}.{rest}", canon(&i.path))
+            };
+            real == full
+                || full.ends_with(&format!(".{}", rest)) && full.starts_with(&canon(&i.path))
         }
     })
 }
 
 fn imported(model: &FileModel, lib: &Library) -> bool {
-    lib.clients.imports.iter().any(|m| model.imports_module(m) || model.imports_module(&m.replace('.', "::")))
+    lib.clients
+        .imports
+        .iter()
+        .any(|m| model.imports_module(m) || model.imports_module(&m.replace('.', "::")))
 }
 
 /// Whole-word match of a catalog type name in an annotation (`&mut redis::Connection`).
 fn type_matches(lib: &Library, ty: &str) -> Option<String> {
-    let words: Vec<&str> = ty.split(|c: char| !(c.is_alphanumeric() || c == '_')).collect();
-    lib.clients.types.iter().find(|t| words.contains(&t.as_str())).cloned()
+    let words: Vec<&str> = ty
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .collect();
+    lib.clients
+        .types
+        .iter()
+        .find(|t| words.contains(&t.as_str()))
+        .cloned()
 }
 
 fn is_constructor(model: &FileModel, lib: &Library, e: &Expr) -> Option<String> {
     let mut id = e.as_call()?;
     loop {
         let call = model.call(id);
-        if let Some(c) = lib.clients.constructors.iter().find(|c| path_matches(model, &call.callee, c)) {
+        if let Some(c) = lib
+            .clients
+            .constructors
+            .iter()
+            .find(|c| path_matches(model, &call.callee, c))
+        {
             return Some(c.clone());
         }
         // `client.get_connection().unwrap()`: look through the wrapper.
@@ -102,7 +129,9 @@ fn evidence_for_name(model: &FileModel, lib: &Library, call: &Call, name: &str) 
     // Bound in this file: `r = redis.Redis(..)`, `self.redis = ..`, `let con: Connection = ..`.
     let binding = model.lookup(name, call.func, call.span.start).or_else(|| {
         // Attributes (`self.redis`) are usually bound in another method.
-        name.contains('.').then(|| model.assigns.iter().find(|a| a.target == name)).flatten()
+        name.contains('.')
+            .then(|| model.assigns.iter().find(|a| a.target == name))
+            .flatten()
     });
     if let Some(a) = binding {
         if let Some(c) = is_constructor(model, lib, &a.value) {
@@ -114,14 +143,21 @@ fn evidence_for_name(model: &FileModel, lib: &Library, call: &Call, name: &str) 
     }
     if let Some(p) = model.function_param(call.func, name) {
         if let Some(t) = p.ty.as_deref().and_then(|ty| type_matches(lib, ty)) {
-            if imported(model, lib) || p.ty.as_deref().is_some_and(|ty| lib.clients.imports.iter().any(|m| ty.contains(m.as_str()))) {
+            if imported(model, lib)
+                || p.ty
+                    .as_deref()
+                    .is_some_and(|ty| lib.clients.imports.iter().any(|m| ty.contains(m.as_str())))
+            {
                 return Some(format!("parameter `{name}` has type `{t}`"));
             }
         }
     }
     let last = name.rsplit(['.', ':']).next().unwrap_or(name);
     if lib.clients.names.iter().any(|n| n == last) && imported(model, lib) {
-        return Some(format!("receiver is named `{last}` in a file that imports {}", lib.name));
+        return Some(format!(
+            "receiver is named `{last}` in a file that imports {}",
+            lib.name
+        ));
     }
     None
 }

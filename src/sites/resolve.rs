@@ -10,7 +10,9 @@ const MAX_HOPS: usize = 4;
 pub fn resolve<'m>(model: &'m FileModel, e: &'m Expr, func: Option<FuncId>) -> &'m Expr {
     let mut cur = e.peel();
     for _ in 0..MAX_HOPS {
-        let ExprKind::Name(name) = &cur.kind else { break };
+        let ExprKind::Name(name) = &cur.kind else {
+            break;
+        };
         match model.lookup(name, func, cur.span.start) {
             Some(a) => cur = a.value.peel(),
             None => break,
