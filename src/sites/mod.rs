@@ -187,10 +187,15 @@ pub fn analyze<'m>(model: &'m FileModel, catalog: &Catalog) -> FileAnalysis<'m> 
             || cmd.script.as_ref().is_some_and(|s| s.guarded);
         let script_name = cmd.script.as_ref().and_then(|s| s.source_name.clone());
         for key in &cmd.keys {
-            let key_text = resolve::key_text(model, key, func_of(cmd));
-            let paired = sites
-                .iter()
-                .position(|s| !key_text.is_empty() && s.key_text == key_text);
+            let resolved = resolve::resolve(model, key, func_of(cmd));
+            let key_text = resolved.text.clone();
+            // An unbound name (a parameter) only means the same key within one function.
+            let local_only = resolved.as_name().is_some();
+            let paired = sites.iter().position(|s| {
+                !key_text.is_empty()
+                    && s.key_text == key_text
+                    && (!local_only || s.func == func_of(cmd))
+            });
             let lock_evidence = match paired {
                 Some(i) => Some(format!("same key as the {} acquisition", sites[i].command)),
                 None => lock_words(

@@ -1,0 +1,177 @@
+//! The binary as a user runs it: exit codes, subcommands, bad input, bad catalogs.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use std::fs;
+
+fn lock_audit() -> Command {
+    Command::cargo_bin("lock-audit").expect("binary builds")
+}
+
+#[test]
+fn examples_have_findings_and_exit_1() {
+    lock_audit()
+        .args(["check", "examples/", "--color", "never"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("LA101(missing-ttl)"))
+        .stdout(predicate::str::contains("LA102(non-atomic-acquire)"))
+        .stdout(predicate::str::contains("LA201(unchecked-release)"));
+}
+
+#[test]
+fn clean_tree_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("ok.py"), "import redis\nr = redis.Redis()\nr.set('lock:x', 'tok', nx=True, px=1000)\n").unwrap();
+    lock_audit().arg("check").arg(dir.path()).assert().code(0).stdout(predicate::str::contains("no findings"));
+}
+
+#[test]
+fn select_and_ignore_filter_rules() {
+    lock_audit()
+        .args(["check", "examples/", "--select", "unchecked-release", "--format", "concise"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("LA201"))
+        .stdout(predicate::str::contains("LA101").not());
+    lock_audit()
+        .args(["check", "examples/", "--ignore", "LA101,LA102,LA201"])
+        .assert()
+        .code(0);
+}
+
+#[test]
+fn unknown_rule_is_a_usage_error() {
+    lock_audit()
+        .args(["check", "examples/", "--select", "LA999"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown rule `LA999`"));
+    lock_audit().args(["explain", "no-such-rule"]).assert().code(2);
+}
+
+#[test]
+fn explain_by_code_and_name() {
+    for id in ["LA201", "unchecked-release", "la201"] {
+        lock_audit()
+            .args(["explain", id])
+            .assert()
+            .code(0)
+            .stdout(predicate::str::contains("## Why it breaks"))
+            .stdout(predicate::str::contains("## Not flagged"));
+    }
+}
+
+#[test]
+fn rules_lists_every_rule() {
+    lock_audit()
+        .arg("rules")
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("LA101").and(predicate::str::contains("unchecked-release")));
+}
+
+#[test]
+fn cargo_subcommand_drops_its_name() {
+    Command::cargo_bin("cargo-lock-audit")
+        .unwrap()
+        .args(["lock-audit", "check", "examples/", "--format", "concise"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("LA201"));
+}
+
+#[test]
+fn bad_rules_yaml_names_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("inhouse.yaml"),
+        "library: acme-lock\nlanguage: python\nbackend: redis\napis:\n  - id: acme.acquire\n    methods: [grab]\n    comand: SET\n",
+    )
+    .unwrap();
+    lock_audit()
+        .args(["check", "examples/", "--rules"])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("inhouse.yaml:7"))
+        .stderr(predicate::str::contains("unknown field `comand`"));
+}
+
+#[test]
+fn bad_rules_yaml_semantic_error_points_at_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("x.yaml"),
+        "library: acme\nlanguage: python\nbackend: redis\napis:\n  - id: acme.grab\n    methods: [grab]\n    command: GRAB\n",
+    )
+    .unwrap();
+    lock_audit()
+        .args(["check", "examples/", "--rules"])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("x.yaml:5"))
+        .stderr(predicate::str::contains("unknown command `GRAB`"));
+}
+
+#[test]
+fn user_rules_teach_a_new_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules");
+    fs::create_dir(&rules).unwrap();
+    fs::write(
+        rules.join("acme.yaml"),
+        "library: acme-kv\nlanguage: python\nbackend: redis\ntriggers: [acme_kv]\nclients:\n  imports: [acme_kv]\n  constructors: [acme_kv.connect]\napis:\n  - id: acme.put_if_absent\n    methods: [put_if_absent]\n    command: SETNX\n    args:\n      key: {pos: 0}\n      value: {pos: 1}\n",
+    )
+    .unwrap();
+    let src = dir.path().join("job.py");
+    fs::write(&src, "import acme_kv\nkv = acme_kv.connect()\nkv.put_if_absent('lock:job', 'me')\n").unwrap();
+    lock_audit()
+        .args(["check", "--format", "concise", "--rules"])
+        .arg(&rules)
+        .arg(&src)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("job.py:3:1: LA101"));
+}
+
+#[test]
+fn bad_input_files_are_notices_and_the_scan_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::write(d.join("binary.py"), b"import redis\0\x01\x02\xff").unwrap();
+    fs::write(d.join("latin1.py"), b"# caf\xe9\nimport redis\nr = redis.Redis()\nr.setnx('lock:a', 'x')\n").unwrap();
+    fs::write(d.join("empty.py"), b"").unwrap();
+    fs::write(d.join("broken.py"), "import redis\nr = redis.Redis(\ndef (:\n").unwrap();
+    fs::write(d.join("broken.rs"), "use redis::Commands;\nfn main( {\n").unwrap();
+    fs::write(d.join("good.py"), "import redis\nr = redis.Redis()\nr.set('lock:b', 'x', nx=True)\n").unwrap();
+    let out = lock_audit().args(["check", "--verbose", "--format", "concise"]).arg(d).assert().code(1);
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(stdout.contains("good.py:3:1: LA101"), "{stdout}");
+    assert!(stdout.contains("latin1.py:4:1: LA101"), "non-UTF-8 file still analysed: {stdout}");
+    for (file, reason) in [
+        ("binary.py", "binary file"),
+        ("latin1.py", "not valid UTF-8"),
+        ("empty.py", "empty file"),
+        ("broken.py", "syntax error at line"),
+        ("broken.rs", "cannot parse"),
+    ] {
+        let line = stdout.lines().find(|l| l.contains(file) && l.starts_with("notice:"));
+        assert!(line.is_some_and(|l| l.contains(reason)), "{file}: expected `{reason}` in\n{stdout}");
+    }
+    // Without --verbose the notices are counted, not listed.
+    lock_audit()
+        .args(["check", "--format", "concise"])
+        .arg(d)
+        .assert()
+        .stdout(predicate::str::contains("5 files were skipped or only partly analysed"));
+}
+
+#[test]
+fn missing_path_is_reported() {
+    lock_audit()
+        .args(["check", "--verbose", "does/not/exist"])
+        .assert()
+        .stdout(predicate::str::contains("does/not/exist: no such file or directory"));
+}
