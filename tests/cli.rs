@@ -22,14 +22,30 @@ fn examples_have_findings_and_exit_1() {
 #[test]
 fn clean_tree_exits_0() {
     let dir = tempfile::tempdir().unwrap();
-    fs::write(dir.path().join("ok.py"), "import redis\nr = redis.Redis()\nr.set('lock:x', 'tok', nx=True, px=1000)\n").unwrap();
-    lock_audit().arg("check").arg(dir.path()).assert().code(0).stdout(predicate::str::contains("no findings"));
+    fs::write(
+        dir.path().join("ok.py"),
+        "import redis\nr = redis.Redis()\nr.set('lock:x', 'tok', nx=True, px=1000)\n",
+    )
+    .unwrap();
+    lock_audit()
+        .arg("check")
+        .arg(dir.path())
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("no findings"));
 }
 
 #[test]
 fn select_and_ignore_filter_rules() {
     lock_audit()
-        .args(["check", "examples/", "--select", "unchecked-release", "--format", "concise"])
+        .args([
+            "check",
+            "examples/",
+            "--select",
+            "unchecked-release",
+            "--format",
+            "concise",
+        ])
         .assert()
         .code(1)
         .stdout(predicate::str::contains("LA201"))
@@ -47,7 +63,10 @@ fn unknown_rule_is_a_usage_error() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("unknown rule `LA999`"));
-    lock_audit().args(["explain", "no-such-rule"]).assert().code(2);
+    lock_audit()
+        .args(["explain", "no-such-rule"])
+        .assert()
+        .code(2);
 }
 
 #[test]
@@ -64,11 +83,9 @@ fn explain_by_code_and_name() {
 
 #[test]
 fn rules_lists_every_rule() {
-    lock_audit()
-        .arg("rules")
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("LA101").and(predicate::str::contains("unchecked-release")));
+    lock_audit().arg("rules").assert().code(0).stdout(
+        predicate::str::contains("LA101").and(predicate::str::contains("unchecked-release")),
+    );
 }
 
 #[test]
@@ -126,7 +143,11 @@ fn user_rules_teach_a_new_client() {
     )
     .unwrap();
     let src = dir.path().join("job.py");
-    fs::write(&src, "import acme_kv\nkv = acme_kv.connect()\nkv.put_if_absent('lock:job', 'me')\n").unwrap();
+    fs::write(
+        &src,
+        "import acme_kv\nkv = acme_kv.connect()\nkv.put_if_absent('lock:job', 'me')\n",
+    )
+    .unwrap();
     lock_audit()
         .args(["check", "--format", "concise", "--rules"])
         .arg(&rules)
@@ -141,15 +162,34 @@ fn bad_input_files_are_notices_and_the_scan_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     fs::write(d.join("binary.py"), b"import redis\0\x01\x02\xff").unwrap();
-    fs::write(d.join("latin1.py"), b"# caf\xe9\nimport redis\nr = redis.Redis()\nr.setnx('lock:a', 'x')\n").unwrap();
+    fs::write(
+        d.join("latin1.py"),
+        b"# caf\xe9\nimport redis\nr = redis.Redis()\nr.setnx('lock:a', 'x')\n",
+    )
+    .unwrap();
     fs::write(d.join("empty.py"), b"").unwrap();
-    fs::write(d.join("broken.py"), "import redis\nr = redis.Redis(\ndef (:\n").unwrap();
+    fs::write(
+        d.join("broken.py"),
+        "import redis\nr = redis.Redis(\ndef (:\n",
+    )
+    .unwrap();
     fs::write(d.join("broken.rs"), "use redis::Commands;\nfn main( {\n").unwrap();
-    fs::write(d.join("good.py"), "import redis\nr = redis.Redis()\nr.set('lock:b', 'x', nx=True)\n").unwrap();
-    let out = lock_audit().args(["check", "--verbose", "--format", "concise"]).arg(d).assert().code(1);
+    fs::write(
+        d.join("good.py"),
+        "import redis\nr = redis.Redis()\nr.set('lock:b', 'x', nx=True)\n",
+    )
+    .unwrap();
+    let out = lock_audit()
+        .args(["check", "--verbose", "--format", "concise"])
+        .arg(d)
+        .assert()
+        .code(1);
     let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     assert!(stdout.contains("good.py:3:1: LA101"), "{stdout}");
-    assert!(stdout.contains("latin1.py:4:1: LA101"), "non-UTF-8 file still analysed: {stdout}");
+    assert!(
+        stdout.contains("latin1.py:4:1: LA101"),
+        "non-UTF-8 file still analysed: {stdout}"
+    );
     for (file, reason) in [
         ("binary.py", "binary file"),
         ("latin1.py", "not valid UTF-8"),
@@ -157,15 +197,22 @@ fn bad_input_files_are_notices_and_the_scan_goes_on() {
         ("broken.py", "syntax error at line"),
         ("broken.rs", "cannot parse"),
     ] {
-        let line = stdout.lines().find(|l| l.contains(file) && l.starts_with("notice:"));
-        assert!(line.is_some_and(|l| l.contains(reason)), "{file}: expected `{reason}` in\n{stdout}");
+        let line = stdout
+            .lines()
+            .find(|l| l.contains(file) && l.starts_with("notice:"));
+        assert!(
+            line.is_some_and(|l| l.contains(reason)),
+            "{file}: expected `{reason}` in\n{stdout}"
+        );
     }
     // Without --verbose the notices are counted, not listed.
     lock_audit()
         .args(["check", "--format", "concise"])
         .arg(d)
         .assert()
-        .stdout(predicate::str::contains("5 files were skipped or only partly analysed"));
+        .stdout(predicate::str::contains(
+            "5 files were skipped or only partly analysed",
+        ));
 }
 
 #[test]
@@ -173,5 +220,7 @@ fn missing_path_is_reported() {
     lock_audit()
         .args(["check", "--verbose", "does/not/exist"])
         .assert()
-        .stdout(predicate::str::contains("does/not/exist: no such file or directory"));
+        .stdout(predicate::str::contains(
+            "does/not/exist: no such file or directory",
+        ));
 }

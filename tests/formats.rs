@@ -8,12 +8,20 @@ use lock_audit::{check, Settings};
 
 fn report() -> lock_audit::Report {
     let catalog = Catalog::builtin().unwrap();
-    let mut r = check(&[PathBuf::from("examples/payments/billing_job.py")], &catalog, &Settings::default());
+    let mut r = check(
+        &[PathBuf::from("examples/payments/billing_job.py")],
+        &catalog,
+        &Settings::default(),
+    );
     r.summary.elapsed_ms = 0;
     r
 }
 
-const OPTS: RenderOptions = RenderOptions { color: false, verbose: true, width: 100 };
+const OPTS: RenderOptions = RenderOptions {
+    color: false,
+    verbose: true,
+    width: 100,
+};
 
 #[test]
 fn human() {
