@@ -47,12 +47,12 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
         if !matches!(site.ttl, Ttl::Absent) || site.separate_expire.is_some() {
             continue;
         }
-        let key = site.key.as_ref().map_or("?", |k| k.peel().text.as_str());
+        let key = site.key_display();
         let mut f = Finding::new(
             &RULE,
             site.span,
             format!(
-                "lock `{key}` is acquired with {} but never expires",
+                "lock {key} is acquired with {} but never expires",
                 site.command
             ),
         )

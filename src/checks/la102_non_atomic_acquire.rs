@@ -44,11 +44,11 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
         let Some(expire) = site.separate_expire else {
             continue;
         };
-        let key = site.key.as_ref().map_or("?", |k| k.peel().text.as_str());
+        let key = site.key_display();
         let f = Finding::new(
             &RULE,
             site.span,
-            format!("lock `{key}` gets its expiry in a separate command after {}", site.command),
+            format!("lock {key} gets its expiry in a separate command after {}", site.command),
         )
         .site(site)
         .label(expire, "expiry set here, in a second round trip: a crash before it leaves a lock that never expires");

@@ -57,7 +57,7 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
         if rel.owner_checked {
             continue;
         }
-        let key = rel.key.as_ref().map_or("?", |k| k.peel().text.as_str());
+        let key = rel.key_display();
         let how = match &rel.script_name {
             Some(name) => format!("by script `{name}`, which does not compare the owner first"),
             None => format!("with {}", rel.command),
@@ -65,7 +65,7 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
         let mut f = Finding::new(
             &RULE,
             rel.span,
-            format!("lock `{key}` is released {how}: it can delete another holder's lock"),
+            format!("lock {key} is released {how}: it can delete another holder's lock"),
         );
         if let Some(site) = rel.site.map(|i| &fa.sites[i]) {
             f = f.site(site).label(site.span, "acquired here");

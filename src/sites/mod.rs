@@ -89,6 +89,30 @@ pub struct Release {
     pub script_name: Option<String>,
 }
 
+/// How a key reads in a message: the expression written, plus what it
+/// resolved to when that differs (`key` = `f"lock:{order_id}"`).
+pub fn describe_key(key: Option<&Expr>, resolved: &str) -> String {
+    let Some(key) = key else { return "?".into() };
+    let written = key.peel().text.as_str();
+    if resolved.is_empty() || resolved == written {
+        format!("`{written}`")
+    } else {
+        format!("`{written}` (= `{resolved}`)")
+    }
+}
+
+impl LockSite {
+    pub fn key_display(&self) -> String {
+        describe_key(self.key.as_ref(), &self.key_text)
+    }
+}
+
+impl Release {
+    pub fn key_display(&self) -> String {
+        describe_key(self.key.as_ref(), &self.key_text)
+    }
+}
+
 /// Everything the checks see for one file.
 pub struct FileAnalysis<'m> {
     pub model: &'m FileModel,
