@@ -50,7 +50,7 @@ pub struct RawClients {
 
 /// One surface form of a call.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawApi {
     pub id: String,
     /// Method names (`r.set(..)`); the receiver must be a client.
@@ -60,7 +60,16 @@ pub struct RawApi {
     #[serde(default)]
     pub functions: Vec<String>,
     /// The canonical command sent, or `"*"` when the first argument names it.
-    pub command: String,
+    /// Exactly one of `command`, `lock` or `release` is given.
+    pub command: Option<String>,
+    /// Flags the call always sends (`SetNX` in go-redis is `SET ... NX`).
+    #[serde(default)]
+    pub fixed_flags: Vec<String>,
+    /// Option-object keys that mean a command option (`TTL: PX` for go-redis `SetArgs`).
+    #[serde(default)]
+    pub option_aliases: BTreeMap<String, String>,
+    /// A library lock: this call creates or takes one.
+    pub lock: Option<RawLock>,
     /// Where the command's named arguments sit in the call.
     #[serde(default)]
     pub args: BTreeMap<ArgRole, RawSlot>,
@@ -153,4 +162,93 @@ pub struct RawVocabulary {
     /// Words that mark a key or variable as a lock (`lock`, `mutex`, `leader`).
     #[serde(default)]
     pub lock_words: Vec<String>,
+}
+
+/// When a library lock call takes the lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Acquires {
+    /// The call itself acquires (`Obtain`, `redlock.acquire`, `@SchedulerLock`).
+    Now,
+    /// The call returns a lock object; an `acquire-methods` call on it, or a
+    /// guard (`with`, a block, `using`), takes the lock (`r.lock()`, `getLock()`).
+    OnUse,
+}
+
+/// A library lock API (redis-py `Lock`, Redisson `RLock`, redsync, etcd...).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawLock {
+    pub acquires: Acquires,
+    /// Where the lock name / key is.
+    pub key: Option<RawSlot>,
+    /// The lease: where it is and what it is when absent.
+    pub ttl: Option<RawDuration>,
+    /// How long acquire may block, and its default.
+    pub wait: Option<RawDuration>,
+    /// A caller-chosen owner value (`token=`, `id=`); otherwise the library generates one.
+    pub owner: Option<RawSlot>,
+    /// Methods on the lock object that acquire it (for `acquires: on-use`).
+    #[serde(default)]
+    pub acquire_methods: Vec<RawAcquireMethod>,
+    /// Methods that release it: on the lock object or handle, or on the
+    /// manager with the handle as an argument.
+    #[serde(default)]
+    pub release_methods: Vec<String>,
+    /// Methods that renew the lease (`extend`, `Refresh`).
+    #[serde(default)]
+    pub renew_methods: Vec<String>,
+    /// Does the library's release compare the owner? Default: true.
+    #[serde(default = "yes")]
+    pub owner_checked_release: bool,
+    /// A try-acquire: returns a boolean / nil / error to be checked.
+    #[serde(default)]
+    pub try_acquire: bool,
+    /// A Redlock-family algorithm (quorum of independent nodes, no fencing token).
+    #[serde(default)]
+    pub redlock: bool,
+    /// How the grant exposes a fencing token (`revision`, `token`), if it does.
+    pub fencing: Option<String>,
+    /// The lock's lifetime is bound to a session / connection / transaction.
+    pub scope: Option<Scope>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scope {
+    Session,
+    Transaction,
+}
+
+/// One acquire method on a lock object; `arity` picks an overload.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawAcquireMethod {
+    pub method: String,
+    /// Only calls with exactly this many arguments (Java overloads).
+    pub arity: Option<usize>,
+    /// Overrides the factory's TTL / wait slots for this method.
+    pub ttl: Option<RawDuration>,
+    pub wait: Option<RawDuration>,
+    #[serde(default)]
+    pub try_acquire: bool,
+}
+
+/// A duration argument: where it is, its unit, and what an absent one means.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawDuration {
+    pub pos: Option<usize>,
+    pub kw: Option<String>,
+    /// `s`, `ms`, `duration` (a typed duration value), `timeunit` (a
+    /// `TimeUnit` argument follows), `iso8601` (`"PT30S"`).
+    pub unit: Option<String>,
+    /// What an absent (or null) value means: `never` (no expiry / wait
+    /// forever), `renewed` (a watchdog keeps it alive), `session`, or a
+    /// duration such as `10s` / `30000ms`.
+    pub default: Option<String>,
 }
