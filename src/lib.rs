@@ -224,7 +224,8 @@ fn scan_file(
         Some(rest) => rest.into(),
         None => text,
     };
-    let model = match lang::lower(file.language, &text) {
+    let tsx = file.path.extension().is_some_and(|e| e == "tsx");
+    let model = match lang::lower(file.language, &text, tsx) {
         Ok(m) => m,
         Err(reason) => {
             notice(NoticeKind::Failed, format!("cannot parse: {reason}"));

@@ -33,21 +33,49 @@ pub type FuncId = usize;
 pub enum Language {
     Python,
     Rust,
+    Go,
+    Java,
+    /// JavaScript, JSX, `.mjs`, `.cjs`.
+    JavaScript,
+    /// TypeScript and TSX; shares the `javascript` catalog entries.
+    TypeScript,
+    Ruby,
 }
 
 impl Language {
+    pub const ALL: [Language; 7] = [
+        Language::Python,
+        Language::Rust,
+        Language::Go,
+        Language::Java,
+        Language::JavaScript,
+        Language::TypeScript,
+        Language::Ruby,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Language::Python => "python",
             Language::Rust => "rust",
+            Language::Go => "go",
+            Language::Java => "java",
+            Language::JavaScript => "javascript",
+            Language::TypeScript => "typescript",
+            Language::Ruby => "ruby",
         }
     }
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "python" => Some(Language::Python),
-            "rust" => Some(Language::Rust),
-            _ => None,
+
+    /// The language whose catalog entries apply (TypeScript uses JavaScript's).
+    pub fn catalog_language(self) -> Language {
+        match self {
+            Language::TypeScript => Language::JavaScript,
+            other => other,
         }
+    }
+
+    /// The fixture folder / display name for a `name()`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Language::ALL.into_iter().find(|l| l.name() == name)
     }
 }
 
@@ -159,6 +187,8 @@ pub enum Usage {
     Assigned(String),
     /// Tested by a condition (`if`, `while`, `assert`, `match`).
     Tested,
+    /// Guards a scope: a `with` item, a Java resource, a call taking a Ruby block.
+    Guard,
     /// Anything else: an argument, a receiver, a return value...
     Used,
 }
@@ -289,6 +319,8 @@ pub struct FileModel {
     pub comments: Vec<Comment>,
     /// Parse problems that did not stop lowering (tree-sitter error nodes).
     pub syntax_errors: Vec<Span>,
+    /// Names used as a guard (`with lock:`), with the guard's span.
+    pub guard_names: Vec<(String, Span)>,
 }
 
 impl FileModel {
@@ -307,6 +339,7 @@ impl FileModel {
             imports: Vec::new(),
             comments: Vec::new(),
             syntax_errors: Vec::new(),
+            guard_names: Vec::new(),
         }
     }
 
@@ -331,8 +364,9 @@ impl FileModel {
         self.imports.iter().any(|i| {
             let p = i.path.as_str();
             p == prefix
-                || p.strip_prefix(prefix)
-                    .is_some_and(|rest| rest.starts_with('.') || rest.starts_with("::"))
+                || p.strip_prefix(prefix).is_some_and(|rest| {
+                    rest.starts_with('.') || rest.starts_with("::") || rest.starts_with('/')
+                })
         })
     }
 

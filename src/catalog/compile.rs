@@ -6,7 +6,7 @@ use std::path::Path;
 use walkdir::WalkDir;
 
 use super::raw::{RawApi, RawFile};
-use super::{Api, Catalog, Clients, CommandSpec, Library};
+use super::{Api, ApiKind, Catalog, Clients, CommandSpec, Library, SqlLock};
 use crate::error::YamlError;
 
 pub type CatalogError = Box<YamlError>;
@@ -68,6 +68,27 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 },
             );
         }
+        for q in &raw.sql {
+            let needle = match (&q.function, &q.clause) {
+                (Some(f), None) => format!("{}(", f.to_ascii_uppercase()),
+                (None, Some(c)) => c.to_ascii_uppercase(),
+                _ => {
+                    let msg = format!("sql entry `{}` needs exactly one of `function` or `clause`", q.id);
+                    return Err(Box::new(YamlError::about(path, src, &q.id, msg)));
+                }
+            };
+            cat.sql.push(SqlLock {
+                id: q.id.clone(),
+                library: raw.library.clone().unwrap_or_else(|| "sql".into()),
+                backend: raw.backend.clone().unwrap_or_else(|| "database".into()),
+                needle,
+                role: q.role,
+                scope: q.scope,
+                try_acquire: q.try_acquire,
+                wait: q.wait.clone(),
+            });
+            cat.triggers.extend(raw.triggers.iter().cloned());
+        }
         if let Some(v) = &raw.vocabulary {
             cat.lock_words
                 .extend(v.lock_words.iter().map(|w| w.to_ascii_lowercase()));
@@ -97,6 +118,7 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 constructors: c.constructors,
                 types: c.types,
                 names: c.names,
+                accessors: c.accessors,
             },
         });
         cat.triggers.extend(raw.triggers.iter().cloned());
@@ -107,12 +129,19 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 let last = last_segment(name).to_string();
                 cat.index.entry((language, last)).or_default().push(index);
             }
+            let kind = match (api.command, api.lock) {
+                (Some(c), None) => ApiKind::Command((c != "*").then(|| c.to_ascii_uppercase())),
+                (None, Some(lock)) => ApiKind::Lock(Box::new(lock)),
+                _ => unreachable!("validate_api checks exactly one of command / lock"),
+            };
             cat.apis.push(Api {
                 id: api.id,
                 library,
                 methods: api.methods,
                 functions: api.functions,
-                command: (api.command != "*").then(|| api.command.to_ascii_uppercase()),
+                kind,
+                fixed_flags: api.fixed_flags.iter().map(|f| f.to_ascii_uppercase()).collect(),
+                option_aliases: api.option_aliases,
                 args: api.args,
                 flags: api.flags,
                 chain: api.chain,
@@ -140,11 +169,17 @@ fn validate_api(
     if api.methods.is_empty() && api.functions.is_empty() {
         return fail(format!("api `{}` needs `methods` or `functions`", api.id));
     }
-    if api.command != "*" && cat.command(&api.command).is_none() {
-        return fail(format!(
-            "api `{}` sends unknown command `{}` (add it under `commands:`)",
-            api.id, api.command
-        ));
+    match (&api.command, &api.lock) {
+        (Some(c), None) if c != "*" && cat.command(c).is_none() => {
+            return fail(format!(
+                "api `{}` sends unknown command `{c}` (add it under `commands:`)",
+                api.id
+            ));
+        }
+        (Some(_), Some(_)) | (None, None) => {
+            return fail(format!("api `{}` needs exactly one of `command` or `lock`", api.id));
+        }
+        _ => {}
     }
     for slot in api
         .args

@@ -11,7 +11,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 pub use compile::CatalogError;
-pub use raw::{ArgRole, CommandRole, RawSlot as Slot};
+pub use raw::{
+    Acquires, ArgRole, CommandRole, RawAcquireMethod as AcquireMethod, RawDuration as DurationSlot,
+    RawLock as LockSpec, RawSlot as Slot, Scope, SqlRole,
+};
 
 use crate::model::Language;
 
@@ -42,6 +45,7 @@ pub struct Clients {
     pub constructors: Vec<String>,
     pub types: Vec<String>,
     pub names: Vec<String>,
+    pub accessors: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -59,12 +63,36 @@ pub struct Api {
     pub library: usize,
     pub methods: Vec<String>,
     pub functions: Vec<String>,
-    /// `None` when the first word argument names the command (`"*"`).
-    pub command: Option<String>,
+    pub kind: ApiKind,
     pub args: BTreeMap<ArgRole, Slot>,
     pub flags: BTreeMap<String, Slot>,
     pub chain: BTreeMap<String, ArgRole>,
     pub invoke: BTreeMap<ArgRole, Slot>,
+    pub fixed_flags: Vec<String>,
+    pub option_aliases: BTreeMap<String, String>,
+}
+
+/// What a call of an API does.
+#[derive(Debug, Clone)]
+pub enum ApiKind {
+    /// Sends a canonical Redis command; `None` when the first word argument names it.
+    Command(Option<String>),
+    /// Creates or takes a library lock.
+    Lock(Box<LockSpec>),
+}
+
+/// A lock inside SQL text.
+#[derive(Debug, Clone)]
+pub struct SqlLock {
+    pub id: String,
+    pub library: String,
+    pub backend: String,
+    /// The text to find, uppercase: `PG_ADVISORY_LOCK(` or `FOR UPDATE`.
+    pub needle: String,
+    pub role: SqlRole,
+    pub scope: Option<Scope>,
+    pub try_acquire: bool,
+    pub wait: Option<String>,
 }
 
 /// A canonical Redis command's grammar and role.
@@ -99,6 +127,7 @@ pub struct Catalog {
     pub commands: HashMap<String, CommandSpec>,
     pub lock_words: Vec<String>,
     pub triggers: Vec<String>,
+    pub sql: Vec<SqlLock>,
     /// (language, method or function last segment) -> API indices.
     index: HashMap<(Language, String), Vec<usize>>,
 }

@@ -29,6 +29,31 @@ pub struct RawFile {
     #[serde(default)]
     pub commands: BTreeMap<String, RawCommand>,
     pub vocabulary: Option<RawVocabulary>,
+    /// Lock functions and clauses inside SQL strings.
+    #[serde(default)]
+    pub sql: Vec<RawSql>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SqlRole {
+    Acquire,
+    Release,
+}
+
+/// A lock inside SQL text: a function call (`pg_advisory_lock(`) or a clause (`FOR UPDATE`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawSql {
+    pub id: String,
+    pub function: Option<String>,
+    pub clause: Option<String>,
+    pub role: SqlRole,
+    pub scope: Option<Scope>,
+    #[serde(default)]
+    pub try_acquire: bool,
+    /// `never` (blocks until granted) or `none` (returns at once).
+    pub wait: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -46,6 +71,9 @@ pub struct RawClients {
     /// Receiver names that count as a client when the library is imported.
     #[serde(default)]
     pub names: Vec<String>,
+    /// Methods on a client that return a client-like object (`opsForValue`, `getResource`).
+    #[serde(default)]
+    pub accessors: Vec<String>,
 }
 
 /// One surface form of a call.
@@ -195,6 +223,9 @@ pub struct RawLock {
     /// manager with the handle as an argument.
     #[serde(default)]
     pub release_methods: Vec<String>,
+    /// Release methods that skip the owner check (Redisson `forceUnlock`).
+    #[serde(default)]
+    pub unchecked_release_methods: Vec<String>,
     /// Methods that renew the lease (`extend`, `Refresh`).
     #[serde(default)]
     pub renew_methods: Vec<String>,

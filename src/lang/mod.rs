@@ -1,24 +1,48 @@
 //! Parsing: source text → [`FileModel`], one frontend per language.
+//!
+//! Rust goes through `syn` (`rust.rs`); every other language is a node table
+//! (`python.rs`, `go.rs`...) over the generic tree-sitter lowering.
 
+pub mod go;
+pub mod java;
+pub mod javascript;
 pub mod python;
+pub mod ruby;
 pub mod rust;
 pub mod treesitter;
 
 use std::cell::RefCell;
 use std::path::Path;
 
-use crate::model::{FileModel, Language};
+use tree_sitter::Node;
+
+use crate::model::{FileModel, Import, Language, Param, Span};
 
 /// The language of a file, from its extension or, for scripts without one, its shebang.
 pub fn detect(path: &Path, head: &[u8]) -> Option<Language> {
-    match path.extension().and_then(|e| e.to_str()) {
+    let ext = path.extension().and_then(|e| e.to_str());
+    match ext {
         Some("py" | "pyi") => Some(Language::Python),
         Some("rs") => Some(Language::Rust),
+        Some("go") => Some(Language::Go),
+        Some("java") => Some(Language::Java),
+        Some("js" | "jsx" | "mjs" | "cjs") => Some(Language::JavaScript),
+        Some("ts" | "tsx" | "mts" | "cts") => Some(Language::TypeScript),
+        Some("rb" | "rake") => Some(Language::Ruby),
         Some(_) => None,
         None => {
+            if path.file_name().is_some_and(|n| n == "Rakefile" || n == "Gemfile") {
+                return Some(Language::Ruby);
+            }
             let first = head.split(|b| *b == b'\n').next().unwrap_or(&[]);
             let first = String::from_utf8_lossy(first);
-            (first.starts_with("#!") && first.contains("python")).then_some(Language::Python)
+            if !first.starts_with("#!") {
+                return None;
+            }
+            [("python", Language::Python), ("ruby", Language::Ruby), ("node", Language::JavaScript)]
+                .into_iter()
+                .find(|(word, _)| first.contains(word))
+                .map(|(_, l)| l)
         }
     }
 }
@@ -29,14 +53,53 @@ thread_local! {
 }
 
 /// Parses and lowers `text`. `Err` is a reason the file could not be analysed at all.
-pub fn lower(language: Language, text: &str) -> Result<FileModel, String> {
-    match language {
-        Language::Rust => rust::lower(text),
-        Language::Python => PARSER.with(|p| {
-            let mut parser = p.borrow_mut();
-            let table = &python::TABLE;
-            let tree = treesitter::parse(&mut parser, table, text)?;
-            Ok(treesitter::lower(table, &tree, text))
-        }),
+/// `tsx` picks the TSX grammar for TypeScript.
+pub fn lower(language: Language, text: &str, tsx: bool) -> Result<FileModel, String> {
+    let table = match language {
+        Language::Rust => return rust::lower(text),
+        Language::Python => &python::TABLE,
+        Language::Go => &go::TABLE,
+        Language::Java => &java::TABLE,
+        Language::JavaScript => &javascript::JAVASCRIPT,
+        Language::TypeScript if tsx => &javascript::TSX,
+        Language::TypeScript => &javascript::TYPESCRIPT,
+        Language::Ruby => &ruby::TABLE,
+    };
+    PARSER.with(|p| {
+        let mut parser = p.borrow_mut();
+        let tree = treesitter::parse(&mut parser, table, text)?;
+        Ok(treesitter::lower(table, &tree, text))
+    })
+}
+
+/// The source text of a node.
+pub(crate) fn node_text<'s>(node: Node, src: &'s str) -> &'s str {
+    &src[node.byte_range()]
+}
+
+pub(crate) fn push_import(out: &mut Vec<Import>, node: Node, path: String, alias: Option<String>) {
+    out.push(Import { path, alias, span: Span::new(node.start_byte(), node.end_byte()) });
+}
+
+/// Parameters of the common shape: each named child has `name`/`pattern` and `type` fields.
+pub(crate) fn simple_params(node: Node, src: &str) -> Vec<Param> {
+    let mut out = Vec::new();
+    let mut cursor = node.walk();
+    for p in node.named_children(&mut cursor) {
+        let name = match p.kind() {
+            "identifier" => Some(p),
+            _ => p.child_by_field_name("name").or_else(|| p.child_by_field_name("pattern")),
+        };
+        let Some(name) = name else { continue };
+        let ty = p.child_by_field_name("type").map(|t| node_text(t, src).to_string());
+        // Go: `a, b string` declares two names of one type.
+        let mut c = p.walk();
+        let names: Vec<Node> = p.children_by_field_name("name", &mut c).collect();
+        if names.len() > 1 {
+            out.extend(names.iter().map(|n| Param { name: node_text(*n, src).to_string(), ty: ty.clone() }));
+        } else {
+            out.push(Param { name: node_text(name, src).to_string(), ty });
+        }
     }
+    out
 }

@@ -2,69 +2,69 @@
 
 use tree_sitter::Node;
 
-use super::treesitter::NodeTable;
-use crate::model::{Import, Language, Param, Span};
+use super::treesitter::{AssignShape, CallShape, NodeTable};
+use super::{node_text as text, push_import};
+use crate::model::{Import, Language, Param};
 
 pub static TABLE: NodeTable = NodeTable {
     language: Language::Python,
     grammar: || tree_sitter_python::LANGUAGE.into(),
-    call: &["call"],
-    call_function: "function",
-    call_arguments: "arguments",
+    calls: &[CallShape {
+        kind: "call",
+        function: Some("function"),
+        receiver: None,
+        name: None,
+        arguments: "arguments",
+        constructor: false,
+        block: None,
+    }],
     arguments: &["argument_list"],
-    member: &["attribute"],
-    member_object: "object",
-    member_property: "attribute",
-    keyword_argument: &["keyword_argument"],
-    identifier: &["identifier"],
-    string: &["string", "concatenated_string"],
+    members: &[("attribute", "object", "attribute")],
+    keyword_args: &[("keyword_argument", "name", "value")],
+    pairs: &[("pair", "key", "value")],
+    identifiers: &["identifier"],
+    strings: &["string", "concatenated_string"],
     string_content: &["string_content"],
     interpolation: &["interpolation"],
-    integer: &["integer"],
-    float: &["float"],
+    symbols: &[],
+    numbers: &["integer", "float"],
     true_: &["true"],
     false_: &["false"],
     null: &["none"],
-    map: &["dictionary"],
-    pair: &["pair"],
-    list: &["list", "tuple", "set", "expression_list"],
-    wrapper: &["parenthesized_expression", "await"],
-    binary: &["binary_operator"],
+    maps: &["dictionary"],
+    lists: &["list", "tuple", "set"],
+    wrappers: &["parenthesized_expression", "await", "expression_list"],
+    field_wrappers: &[],
+    binaries: &["binary_operator"],
     functions: &["function_definition"],
     classes: &["class_definition"],
-    with: &["with_statement"],
+    guarded_bodies: &[("with_statement", "body")],
+    guard_items: &["with_item"],
     finally: &["finally_clause"],
     defer: &[],
-    closure: &["lambda"],
-    expression_statement: &["expression_statement"],
-    assignment: &["assignment"],
-    alias_binding: &["as_pattern"],
-    conditional: &["if_statement", "elif_clause", "while_statement"],
-    comment: &["comment"],
+    closures: &["lambda"],
+    expression_statements: &["expression_statement"],
+    statement_lists: &[],
+    assignments: &[AssignShape { kind: "assignment", target: "left", value: Some("right"), ty: Some("type") }],
+    alias_bindings: &["as_pattern"],
+    conditionals: &["if_statement", "elif_clause", "while_statement"],
+    comments: &["comment"],
     comment_text: |s| s.trim_start_matches('#'),
-    imports,
     import_kinds: &["import_statement", "import_from_statement"],
+    imports,
+    import_calls: &["__import__", "import_module"],
     params,
 };
 
-fn text<'s>(node: Node, src: &'s str) -> &'s str {
-    &src[node.byte_range()]
-}
-
 /// `import a.b as c` → (a.b, c); `from a import b as c` → (a.b, c).
 fn imports(node: Node, src: &str, out: &mut Vec<Import>) {
-    let span = Span::new(node.start_byte(), node.end_byte());
-    let module = node
-        .child_by_field_name("module_name")
-        .map(|m| text(m, src).to_string());
+    let module = node.child_by_field_name("module_name").map(|m| text(m, src).to_string());
     let mut cursor = node.walk();
     for name in node.children_by_field_name("name", &mut cursor) {
         let (path, alias) = match name.kind() {
             "aliased_import" => (
-                name.child_by_field_name("name")
-                    .map_or("", |n| text(n, src)),
-                name.child_by_field_name("alias")
-                    .map(|a| text(a, src).to_string()),
+                name.child_by_field_name("name").map_or("", |n| text(n, src)),
+                name.child_by_field_name("alias").map(|a| text(a, src).to_string()),
             ),
             _ => (text(name, src), None),
         };
@@ -72,14 +72,10 @@ fn imports(node: Node, src: &str, out: &mut Vec<Import>) {
             Some(m) => format!("{m}.{path}"),
             None => path.to_string(),
         };
-        out.push(Import { path, alias, span });
+        push_import(out, node, path, alias);
     }
     if let (Some(m), true) = (&module, text(node, src).trim_end().ends_with('*')) {
-        out.push(Import {
-            path: format!("{m}.*"),
-            alias: None,
-            span,
-        });
+        push_import(out, node, format!("{m}.*"), None);
     }
 }
 
@@ -94,17 +90,13 @@ fn params(node: Node, src: &str) -> Vec<Param> {
                 let name = p.named_children(&mut c).find(|n| n.kind() == "identifier");
                 (name.map(|n| text(n, src)), p.child_by_field_name("type"))
             }
-            "default_parameter" | "typed_default_parameter" => (
-                p.child_by_field_name("name").map(|n| text(n, src)),
-                p.child_by_field_name("type"),
-            ),
+            "default_parameter" | "typed_default_parameter" => {
+                (p.child_by_field_name("name").map(|n| text(n, src)), p.child_by_field_name("type"))
+            }
             _ => (None, None),
         };
         if let Some(name) = name {
-            out.push(Param {
-                name: name.to_string(),
-                ty: ty.map(|t| text(t, src).to_string()),
-            });
+            out.push(Param { name: name.to_string(), ty: ty.map(|t| text(t, src).to_string()) });
         }
     }
     out

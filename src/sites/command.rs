@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::lua::{self, LuaArg};
 use super::{receiver, resolve};
-use crate::catalog::{Api, ArgRole, Catalog, CommandSpec, Slot};
+use crate::catalog::{Api, ApiKind, ArgRole, Catalog, CommandSpec, Slot};
 use crate::model::{Call, CallId, Expr, ExprKind, FileModel, Span, Usage};
 
 /// One command as the server receives it.
@@ -64,7 +64,7 @@ impl Collected {
     }
 }
 
-fn slot_values(call: &Call, slot: &Slot) -> Vec<Expr> {
+pub fn slot_values(call: &Call, slot: &Slot) -> Vec<Expr> {
     if let Some(kw) = &slot.kw {
         if let Some(v) = call.keyword(kw) {
             return vec![v.clone()];
@@ -87,25 +87,34 @@ pub fn chain_successors(model: &FileModel) -> HashMap<CallId, CallId> {
         .collect()
 }
 
+/// The catalog API a call matches, with the evidence that it is that library's.
+pub fn match_api(model: &FileModel, catalog: &Catalog, call: &Call) -> Option<(usize, String)> {
+    for &api_id in catalog.candidates(model.language, &call.name) {
+        let api = &catalog.apis[api_id];
+        let lib = catalog.library_of(api);
+        let evidence = if api.methods.contains(&call.name) && call.receiver.is_some() {
+            receiver::evidence(model, lib, call)
+        } else {
+            api.functions
+                .iter()
+                .find(|f| receiver::path_matches(model, &call.callee, f))
+                .map(|f| format!("call of `{f}`"))
+        };
+        if let Some(evidence) = evidence {
+            return Some((api_id, evidence));
+        }
+    }
+    None
+}
+
 /// All canonical commands of a file.
 pub fn commands(model: &FileModel, catalog: &Catalog) -> Vec<Command> {
     let next = chain_successors(model);
     let mut out = Vec::new();
     for call in &model.calls {
-        for &api_id in catalog.candidates(model.language, &call.name) {
-            let api = &catalog.apis[api_id];
-            let lib = catalog.library_of(api);
-            let evidence = if api.methods.contains(&call.name) && call.receiver.is_some() {
-                receiver::evidence(model, lib, call)
-            } else {
-                api.functions
-                    .iter()
-                    .find(|f| receiver::path_matches(model, &call.callee, f))
-                    .map(|f| format!("call of `{f}`"))
-            };
-            let Some(evidence) = evidence else { continue };
+        let Some((api_id, evidence)) = match_api(model, catalog, call) else { continue };
+        if matches!(catalog.apis[api_id].kind, ApiKind::Command(_)) {
             build(model, catalog, api_id, call, &next, evidence, &mut out);
-            break;
         }
     }
     out
@@ -152,10 +161,14 @@ fn build(
             }
         }
     }
+    for f in &api.fixed_flags {
+        flags.insert(f.clone(), None);
+    }
     let mut words = got.take(ArgRole::Words);
-    let name = match &api.command {
-        Some(n) => n.clone(),
-        None => {
+    let name = match &api.kind {
+        ApiKind::Lock(_) => return,
+        ApiKind::Command(Some(n)) => n.clone(),
+        ApiKind::Command(None) => {
             if words.is_empty() {
                 return;
             }

@@ -6,13 +6,16 @@
 //! acquisition it belongs to). Checks read only these facts.
 
 pub mod command;
+pub mod duration;
+pub mod library;
 pub mod lua;
 pub mod receiver;
 pub mod resolve;
+pub mod sql;
 
 use serde::Serialize;
 
-use crate::catalog::{Catalog, CommandRole};
+use crate::catalog::{Catalog, CommandRole, Scope};
 use crate::model::{CallId, Expr, FileModel, FuncId, Span};
 use command::Command;
 
@@ -40,8 +43,46 @@ impl Class {
 pub enum Ttl {
     /// Set atomically with the acquisition; the expression if one was written.
     Given(Option<Expr>),
-    /// Nothing in the acquisition sets an expiry.
+    /// Nothing sets an expiry: the lock lives until released.
     Absent,
+    /// Not written; the library's default lease applies (`10s`).
+    Default(String),
+    /// Kept alive while the holder lives (Redisson watchdog, etcd keep-alive).
+    Renewed,
+    /// Bound to a session, connection or transaction.
+    Scoped(Scope),
+}
+
+impl Ttl {
+    /// How the inventory shows it.
+    pub fn describe(&self, ms: Option<i64>) -> String {
+        match (self, ms) {
+            (Ttl::Given(_), Some(ms)) => format!("{ms} ms"),
+            (Ttl::Given(Some(e)), None) => e.peel().text.clone(),
+            (Ttl::Given(None), None) => "set".into(),
+            (Ttl::Absent, _) => "none".into(),
+            (Ttl::Default(d), Some(ms)) => format!("{ms} ms (default {d})"),
+            (Ttl::Default(d), None) => format!("default {d}"),
+            (Ttl::Renewed, _) => "renewed".into(),
+            (Ttl::Scoped(Scope::Session), _) => "session".into(),
+            (Ttl::Scoped(Scope::Transaction), _) => "transaction".into(),
+        }
+    }
+}
+
+/// How long an acquisition may block.
+#[derive(Debug, Clone)]
+pub enum Wait {
+    /// A bound was written.
+    Given(Expr),
+    /// The library's default bound (`10s`, `32 tries`).
+    Default(String),
+    /// Blocks until granted.
+    Forever,
+    /// One attempt, returns at once.
+    NoWait,
+    /// Not a blocking API (a raw `SET NX`).
+    NotApplicable,
 }
 
 /// One lock acquisition.
@@ -59,8 +100,17 @@ pub struct LockSite {
     pub key_text: String,
     pub owner: Option<Expr>,
     pub ttl: Ttl,
+    /// The TTL in milliseconds when statically known.
+    pub ttl_ms: Option<i64>,
     /// A later, separate `EXPIRE` on the same key (the non-atomic pattern).
     pub separate_expire: Option<Span>,
+    pub wait: Wait,
+    /// A try-acquire whose result says whether the lock was granted.
+    pub try_acquire: bool,
+    /// A Redlock-family lock.
+    pub redlock: bool,
+    /// How the grant exposes a fencing token, if it does.
+    pub fencing: Option<String>,
     pub func: Option<FuncId>,
     /// Why this call was recognised (receiver evidence).
     pub evidence: Vec<String>,
@@ -178,6 +228,14 @@ pub fn analyze<'m>(model: &'m FileModel, catalog: &Catalog) -> FileAnalysis<'m> 
         }
         let api = &catalog.apis[cmd.api];
         let lib = catalog.library_of(api);
+        let ttl_ms = match &ttl {
+            Ttl::Given(Some(e)) => {
+                let ms_flags = ["PX", "PEXPIRE"];
+                let unit = if cmd.flags.keys().any(|f| ms_flags.contains(&f.as_str())) { "ms" } else { "s" };
+                duration::to_ms(model, e, Some(unit), func_of(cmd))
+            }
+            _ => None,
+        };
         sites.push(LockSite {
             library: lib.name.clone(),
             backend: lib.backend.clone(),
@@ -189,7 +247,12 @@ pub fn analyze<'m>(model: &'m FileModel, catalog: &Catalog) -> FileAnalysis<'m> 
             key_text,
             owner: cmd.value.clone(),
             ttl,
+            ttl_ms,
             separate_expire,
+            wait: Wait::NotApplicable,
+            try_acquire: true,
+            redlock: false,
+            fencing: None,
             func: func_of(cmd),
             evidence: vec![cmd.evidence.clone()],
             class: Class::Unclassified,
@@ -197,6 +260,8 @@ pub fn analyze<'m>(model: &'m FileModel, catalog: &Catalog) -> FileAnalysis<'m> 
         });
     }
     let mut releases = Vec::new();
+    library::analyze(model, catalog, &mut sites, &mut releases);
+    sql::analyze(model, catalog, &mut sites);
     for cmd in &cmds {
         let Some(spec) = catalog.command(&cmd.name) else {
             continue;

@@ -111,11 +111,14 @@ pub fn evidence(model: &FileModel, lib: &Library, call: &Call) -> Option<String>
     let name = match &recv.kind {
         ExprKind::Name(n) => n.as_str(),
         ExprKind::Call(id) => {
-            // `get_client().set(..)`, `self.pool.get().unwrap().del(..)`.
+            // `self.pool.get().unwrap().del(..)`, `template.opsForValue().setIfAbsent(..)`.
             let inner = model.call(*id);
-            if PASS_THROUGH.contains(&inner.name.as_str()) {
+            let accessor = lib.clients.accessors.iter().any(|a| *a == inner.name);
+            if PASS_THROUGH.contains(&inner.name.as_str()) || accessor {
                 if let Some(r) = inner.receiver.as_deref() {
-                    return evidence_for_name(model, lib, call, &r.peel().text);
+                    let mut inner_call = call.clone();
+                    inner_call.receiver = Some(Box::new(r.clone()));
+                    return evidence(model, lib, &inner_call);
                 }
             }
             return None;
@@ -153,6 +156,14 @@ fn evidence_for_name(model: &FileModel, lib: &Library, call: &Call, name: &str) 
         }
     }
     let last = name.rsplit(['.', ':']).next().unwrap_or(name);
+    // A field declared with a client type (`private RedissonClient redisson;`,
+    // Go `rdb *redis.Client`, `this.redis: Redis`).
+    let field = model.assigns.iter().find(|a| {
+        a.func.is_none() && a.target.rsplit(['.', ':']).next() == Some(last) && a.ty.is_some()
+    });
+    if let Some(t) = field.and_then(|a| a.ty.as_deref()).and_then(|ty| type_matches(lib, ty)) {
+        return Some(format!("`{last}` is a field of type `{t}`"));
+    }
     if lib.clients.names.iter().any(|n| n == last) && imported(model, lib) {
         return Some(format!(
             "receiver is named `{last}` in a file that imports {}",

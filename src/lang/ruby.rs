@@ -1,0 +1,73 @@
+//! Ruby as a [`NodeTable`]. `require 'redis'` is the import; a call with a
+//! `do ... end` / `{ }` block guards that block.
+
+use tree_sitter::Node;
+
+use super::treesitter::{AssignShape, CallShape, NodeTable};
+use super::node_text;
+use crate::model::{Import, Language, Param};
+
+pub static TABLE: NodeTable = NodeTable {
+    language: Language::Ruby,
+    grammar: || tree_sitter_ruby::LANGUAGE.into(),
+    calls: &[CallShape {
+        kind: "call",
+        function: None,
+        receiver: Some("receiver"),
+        name: Some("method"),
+        arguments: "arguments",
+        constructor: false,
+        block: Some("block"),
+    }],
+    arguments: &["argument_list"],
+    members: &[("scope_resolution", "scope", "name")],
+    keyword_args: &[],
+    pairs: &[("pair", "key", "value")],
+    identifiers: &["identifier", "constant", "instance_variable", "global_variable", "class_variable", "self"],
+    strings: &["string"],
+    string_content: &["string_content", "escape_sequence"],
+    interpolation: &["interpolation"],
+    symbols: &["simple_symbol", "hash_key_symbol"],
+    numbers: &["integer", "float"],
+    true_: &["true"],
+    false_: &["false"],
+    null: &["nil"],
+    maps: &["hash"],
+    lists: &["array"],
+    wrappers: &["parenthesized_statements"],
+    field_wrappers: &[],
+    binaries: &["binary"],
+    functions: &["method", "singleton_method"],
+    classes: &["class", "module"],
+    guarded_bodies: &[],
+    guard_items: &[],
+    finally: &["ensure"],
+    defer: &[],
+    closures: &["block", "do_block", "lambda"],
+    expression_statements: &[],
+    statement_lists: &["body_statement", "program", "then", "else", "block_body", "begin"],
+    assignments: &[AssignShape { kind: "assignment", target: "left", value: Some("right"), ty: None }],
+    alias_bindings: &[],
+    conditionals: &["if", "unless", "while", "until", "if_modifier", "unless_modifier"],
+    comments: &["comment"],
+    comment_text: |s| s.trim_start_matches('#'),
+    import_kinds: &[],
+    imports: |_: Node, _: &str, _: &mut Vec<Import>| {},
+    import_calls: &["require", "require_relative"],
+    params,
+};
+
+fn params(node: Node, src: &str) -> Vec<Param> {
+    let mut out = Vec::new();
+    let mut cursor = node.walk();
+    for p in node.named_children(&mut cursor) {
+        let name = match p.kind() {
+            "identifier" => Some(p),
+            _ => p.child_by_field_name("name"),
+        };
+        if let Some(n) = name {
+            out.push(Param { name: node_text(n, src).to_string(), ty: None });
+        }
+    }
+    out
+}

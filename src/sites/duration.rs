@@ -1,0 +1,168 @@
+//! Durations as written → milliseconds, when the value is known statically.
+//!
+//! Handles literals with the catalog's unit (`timeout=30` in seconds), typed
+//! durations (`30 * time.Second`, `Duration::from_secs(30)`,
+//! `Duration.ofSeconds(30)`), ISO-8601 (`"PT10M"`) and short strings (`"15s"`),
+//! through same-file constants and simple arithmetic.
+
+use super::resolve;
+use crate::model::{Expr, ExprKind, FileModel, FuncId};
+
+/// The unit a bare number is in.
+fn unit_ms(unit: Option<&str>) -> f64 {
+    match unit {
+        Some("s") => 1000.0,
+        Some("ms") | None => 1.0,
+        // A bare Go `time.Duration` number is nanoseconds.
+        Some("duration") => 1e-6,
+        _ => 1.0,
+    }
+}
+
+/// Milliseconds of a duration expression, if it is statically known.
+pub fn to_ms(model: &FileModel, e: &Expr, unit: Option<&str>, func: Option<FuncId>) -> Option<i64> {
+    let v = eval(model, e, unit, func, 0)?;
+    (v.is_finite() && v >= 0.0).then_some(v.round() as i64)
+}
+
+fn eval(model: &FileModel, e: &Expr, unit: Option<&str>, func: Option<FuncId>, depth: u8) -> Option<f64> {
+    if depth > 8 {
+        return None;
+    }
+    let e = resolve::resolve(model, e, func);
+    match &e.kind {
+        ExprKind::Int(n) => Some(*n as f64 * unit_ms(unit)),
+        ExprKind::Float(f) => Some(f * unit_ms(unit)),
+        ExprKind::Str(s) => parse_text(s),
+        ExprKind::Name(n) => named_unit(n),
+        ExprKind::Binary { op, lhs, rhs } => {
+            // In `30 * time.Second` the number is a factor, not a duration.
+            let factor = |x: &Expr| match &resolve::resolve(model, x, func).kind {
+                ExprKind::Int(n) => Some(*n as f64),
+                ExprKind::Float(f) => Some(*f),
+                _ => None,
+            };
+            match op {
+                '*' => match (factor(lhs), factor(rhs)) {
+                    (Some(a), Some(b)) => Some(a * b * unit_ms(unit)),
+                    (Some(a), None) => Some(a * eval(model, rhs, unit, func, depth + 1)?),
+                    (None, Some(b)) => Some(eval(model, lhs, unit, func, depth + 1)? * b),
+                    (None, None) => None,
+                },
+                '+' => Some(eval(model, lhs, unit, func, depth + 1)? + eval(model, rhs, unit, func, depth + 1)?),
+                '-' => Some(eval(model, lhs, unit, func, depth + 1)? - eval(model, rhs, unit, func, depth + 1)?),
+                '/' => {
+                    let d = factor(rhs)?;
+                    (d != 0.0).then_some(eval(model, lhs, unit, func, depth + 1)? / d)
+                }
+                _ => None,
+            }
+        }
+        ExprKind::Call(id) => {
+            let call = model.call(*id);
+            let arg = call.args.first().map(|a| &a.value);
+            let scale = match call.name.as_str() {
+                "from_secs" | "ofSeconds" | "seconds" => 1000.0,
+                "from_millis" | "ofMillis" | "milliseconds" => 1.0,
+                "from_mins" | "ofMinutes" | "minutes" => 60_000.0,
+                "ofHours" | "hours" => 3_600_000.0,
+                "from_secs_f64" | "from_secs_f32" => 1000.0,
+                "Duration" => return eval(model, arg?, Some("duration"), func, depth + 1),
+                _ => return None,
+            };
+            let v = resolve::resolve(model, arg?, func);
+            match v.kind {
+                ExprKind::Int(n) => Some(n as f64 * scale),
+                ExprKind::Float(f) => Some(f * scale),
+                _ => None,
+            }
+        }
+        // Ruby `30.seconds`, `5.minutes` lower as calls on numbers: covered above by name.
+        ExprKind::Wrapped(inner) => eval(model, inner, unit, func, depth + 1),
+        _ => None,
+    }
+}
+
+/// `time.Second`, `TimeUnit.SECONDS`-free constants of Go's `time` package.
+fn named_unit(name: &str) -> Option<f64> {
+    Some(match name.rsplit('.').next()? {
+        "Nanosecond" => 1e-6,
+        "Microsecond" => 1e-3,
+        "Millisecond" => 1.0,
+        "Second" => 1000.0,
+        "Minute" => 60_000.0,
+        "Hour" => 3_600_000.0,
+        _ => return None,
+    })
+}
+
+/// Milliseconds per unit of a Java `TimeUnit` argument (`TimeUnit.SECONDS`).
+pub fn time_unit_ms(e: &Expr) -> Option<f64> {
+    let name = e.peel().text.rsplit(['.', ':']).next()?.to_ascii_uppercase();
+    Some(match name.as_str() {
+        "NANOSECONDS" => 1e-6,
+        "MICROSECONDS" => 1e-3,
+        "MILLISECONDS" => 1.0,
+        "SECONDS" => 1000.0,
+        "MINUTES" => 60_000.0,
+        "HOURS" => 3_600_000.0,
+        "DAYS" => 86_400_000.0,
+        _ => return None,
+    })
+}
+
+/// `"PT10M"`, `"15s"`, `"500ms"`, `"10m"`, `"1h30m"` → ms.
+pub fn parse_text(s: &str) -> Option<f64> {
+    let s = s.trim();
+    if let Some(iso) = s.strip_prefix("PT").or_else(|| s.strip_prefix("pt")) {
+        return parse_units(iso, true);
+    }
+    parse_units(s, false)
+}
+
+fn parse_units(s: &str, iso: bool) -> Option<f64> {
+    let mut total = 0.0;
+    let mut num = String::new();
+    let mut chars = s.chars().peekable();
+    let mut any = false;
+    while let Some(c) = chars.next() {
+        if c.is_ascii_digit() || c == '.' {
+            num.push(c);
+            continue;
+        }
+        let mut unit = c.to_ascii_lowercase().to_string();
+        if unit == "m" && chars.peek() == Some(&'s') {
+            chars.next();
+            unit = "ms".into();
+        }
+        let n: f64 = num.parse().ok()?;
+        num.clear();
+        total += n * match unit.as_str() {
+            "h" => 3_600_000.0,
+            "m" => 60_000.0,
+            "s" => 1000.0,
+            "ms" if !iso => 1.0,
+            "d" if !iso => 86_400_000.0,
+            _ => return None,
+        };
+        any = true;
+    }
+    if !num.is_empty() {
+        return None;
+    }
+    any.then_some(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_text;
+
+    #[test]
+    fn duration_strings() {
+        assert_eq!(parse_text("PT10M"), Some(600_000.0));
+        assert_eq!(parse_text("15s"), Some(15_000.0));
+        assert_eq!(parse_text("500ms"), Some(500.0));
+        assert_eq!(parse_text("1h30m"), Some(5_400_000.0));
+        assert_eq!(parse_text("soon"), None);
+    }
+}

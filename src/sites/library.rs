@@ -1,0 +1,224 @@
+//! Library locks (redis-py `Lock`, Redisson `RLock`, redsync, etcd, ShedLock...)
+//! → lock sites and releases.
+//!
+//! A catalog `lock:` API either acquires when called (`acquires: now`:
+//! `Obtain`, `redlock.acquire`, `@SchedulerLock`) or returns a lock object
+//! (`acquires: on-use`) that is acquired by an `acquire-methods` call on it
+//! (`lock.acquire()`, `m.Lock(ctx)`, `rlock.tryLock(1, 10, SECONDS)`) or by a
+//! guard (`with r.lock(..)`, a Ruby block). The TTL and wait bound come from
+//! the acquire call, then the factory call, then the catalog default.
+
+use super::command::{match_api, slot_values};
+use super::{duration, resolve, Class, LockSite, Release, Ttl, Wait};
+use crate::catalog::{Acquires, AcquireMethod, ApiKind, Catalog, DurationSlot, Library, LockSpec, Scope, Slot};
+use crate::model::{Call, CallId, Expr, FileModel, Span, Usage};
+
+/// Where a lock object or handle lives, to find the calls made on it.
+struct Binding {
+    call: CallId,
+    var: Option<String>,
+}
+
+impl Binding {
+    fn of(call: &Call) -> Self {
+        let var = match &call.usage {
+            Usage::Assigned(v) => Some(v.clone()),
+            _ => None,
+        };
+        Binding { call: call.id, var }
+    }
+
+    /// Is `c` a call on this object (`obj.acquire()`, `r.lock(..).acquire()`)?
+    fn is_receiver_of(&self, model: &FileModel, c: &Call) -> bool {
+        if c.receiver_call() == Some(self.call) {
+            return true;
+        }
+        let Some(var) = &self.var else { return false };
+        let recv = c.receiver.as_deref().and_then(|r| r.as_name());
+        recv == Some(var.as_str()) && self.visible_from(model, c)
+    }
+
+    /// Is the object passed to `c` (`redlock.unlock(lock)`, `rl.unlock(&lock)`)?
+    fn is_argument_of(&self, model: &FileModel, c: &Call) -> bool {
+        let Some(var) = &self.var else { return false };
+        c.args.iter().any(|a| a.value.as_name() == Some(var.as_str())) && self.visible_from(model, c)
+    }
+
+    /// Locals only within their function; attributes (`self.lock`, `@lock`) anywhere.
+    fn visible_from(&self, model: &FileModel, c: &Call) -> bool {
+        let var = self.var.as_deref().unwrap_or("");
+        let attribute = var.contains('.') || var.starts_with('@');
+        attribute || model.call(self.call).func == c.func
+    }
+}
+
+fn slot_of(call: &Call, pos: Option<usize>, kw: Option<&String>) -> Option<Expr> {
+    let slot = Slot { pos, kw: kw.cloned(), rest: false };
+    slot_values(call, &slot).into_iter().next()
+}
+
+fn duration_arg(call: &Call, d: &DurationSlot) -> Option<Expr> {
+    slot_of(call, d.pos, d.kw.as_ref()).filter(|e| !e.is_nullish())
+}
+
+fn ttl_of(model: &FileModel, spec: &LockSpec, factory: &Call, acquire: &Call, method: Option<&AcquireMethod>) -> (Ttl, Option<i64>) {
+    // The acquire method's own slot wins, then the factory's.
+    let (slot, call) = match method.and_then(|m| m.ttl.as_ref()) {
+        Some(t) => (Some(t), acquire),
+        None => (spec.ttl.as_ref(), factory),
+    };
+    let Some(slot) = slot else {
+        return match spec.scope {
+            Some(scope) => (Ttl::Scoped(scope), None),
+            None => (Ttl::Default("library default".into()), None),
+        };
+    };
+    if let Some(v) = duration_arg(call, slot) {
+        let ms = match slot.unit.as_deref() {
+            Some("timeunit") => time_unit_ms(model, call, slot, &v),
+            unit => duration::to_ms(model, &v, unit, call.func),
+        };
+        return (Ttl::Given(Some(v)), ms);
+    }
+    match slot.default.as_deref() {
+        Some("never") | None if spec.scope.is_none() => (Ttl::Absent, None),
+        Some("renewed") => (Ttl::Renewed, None),
+        Some("session") => (Ttl::Scoped(Scope::Session), None),
+        Some(d) if spec.scope.is_none() => (Ttl::Default(d.to_string()), duration::parse_text(d).map(|x| x as i64)),
+        _ => (Ttl::Scoped(spec.scope.unwrap_or(Scope::Session)), None),
+    }
+}
+
+/// `lock(10, TimeUnit.SECONDS)`: the value times the unit that follows it.
+fn time_unit_ms(model: &FileModel, call: &Call, slot: &DurationSlot, v: &Expr) -> Option<i64> {
+    let unit = slot.pos.and_then(|p| call.positional(p + 1)).and_then(duration::time_unit_ms)?;
+    let n = duration::to_ms(model, v, Some("ms"), call.func)? as f64;
+    Some((n * unit).round() as i64)
+}
+
+fn wait_of(spec: &LockSpec, factory: &Call, acquire: &Call, method: Option<&AcquireMethod>) -> Wait {
+    let (slot, call) = match method.and_then(|m| m.wait.as_ref()) {
+        Some(w) => (Some(w), acquire),
+        None => (spec.wait.as_ref(), factory),
+    };
+    let Some(slot) = slot else { return Wait::NotApplicable };
+    if let Some(v) = duration_arg(call, slot) {
+        return Wait::Given(v);
+    }
+    match slot.default.as_deref() {
+        Some("never") => Wait::Forever,
+        Some("none") => Wait::NoWait,
+        Some(d) => Wait::Default(d.to_string()),
+        None => Wait::NotApplicable,
+    }
+}
+
+struct Ctx<'a> {
+    model: &'a FileModel,
+    lib: &'a Library,
+    api_id: &'a str,
+    spec: &'a LockSpec,
+    evidence: String,
+}
+
+impl Ctx<'_> {
+    fn site(&self, factory: &Call, acquire: &Call, method: Option<&AcquireMethod>, span: Span) -> LockSite {
+        let key = self.spec.key.as_ref().and_then(|s| slot_values(factory, s).into_iter().next());
+        let key_text = key
+            .as_ref()
+            .map(|k| resolve::key_text(self.model, k, factory.func))
+            .unwrap_or_default();
+        let owner = self.spec.owner.as_ref().and_then(|s| {
+            slot_values(acquire, s).into_iter().next().or_else(|| slot_values(factory, s).into_iter().next())
+        });
+        let (ttl, ttl_ms) = ttl_of(self.model, self.spec, factory, acquire, method);
+        LockSite {
+            library: self.lib.name.clone(),
+            backend: self.lib.backend.clone(),
+            api: self.api_id.to_string(),
+            call: acquire.id,
+            span,
+            command: acquire.name.clone(),
+            key,
+            key_text,
+            owner,
+            ttl,
+            ttl_ms,
+            separate_expire: None,
+            wait: wait_of(self.spec, factory, acquire, method),
+            try_acquire: self.spec.try_acquire || method.is_some_and(|m| m.try_acquire),
+            redlock: self.spec.redlock,
+            fencing: self.spec.fencing.clone(),
+            func: acquire.func,
+            evidence: vec![self.evidence.clone()],
+            class: Class::Unclassified,
+            releases: Vec::new(),
+        }
+    }
+}
+
+fn acquire_method<'s>(spec: &'s LockSpec, c: &Call) -> Option<&'s AcquireMethod> {
+    spec.acquire_methods
+        .iter()
+        .find(|m| m.method == c.name && m.arity.is_none_or(|a| a == c.args.len()))
+}
+
+/// Adds the library-lock sites and releases of one file.
+pub fn analyze(model: &FileModel, catalog: &Catalog, sites: &mut Vec<LockSite>, releases: &mut Vec<Release>) {
+    for call in &model.calls {
+        let Some((api_id, evidence)) = match_api(model, catalog, call) else { continue };
+        let api = &catalog.apis[api_id];
+        let ApiKind::Lock(spec) = &api.kind else { continue };
+        let cx = Ctx { model, lib: catalog.library_of(api), api_id: &api.id, spec, evidence };
+        let object = Binding::of(call);
+        let first = sites.len();
+        let now = spec.acquires == Acquires::Now || call.usage == Usage::Guard;
+        if now {
+            sites.push(cx.site(call, call, None, call.span));
+        }
+        if spec.acquires == Acquires::OnUse {
+            for c in &model.calls {
+                if let Some(m) = acquire_method(spec, c).filter(|_| object.is_receiver_of(model, c)) {
+                    sites.push(cx.site(call, c, Some(m), c.span));
+                }
+            }
+            for (name, span) in &model.guard_names {
+                if object.var.as_deref() == Some(name.as_str()) && model.call(call.id).span.start < span.start {
+                    sites.push(cx.site(call, call, None, *span));
+                }
+            }
+        }
+        if sites.len() == first {
+            continue;
+        }
+        // Releases: on the object / handle, or the handle passed to the manager.
+        let handles: Vec<Binding> = std::iter::once(object)
+            .chain(sites[first..].iter().map(|s| Binding::of(model.call(s.call))))
+            .collect();
+        for c in &model.calls {
+            let checked = spec.release_methods.contains(&c.name);
+            let unchecked = spec.unchecked_release_methods.contains(&c.name);
+            if !(checked || unchecked) {
+                continue;
+            }
+            if !handles.iter().any(|h| h.is_receiver_of(model, c) || h.is_argument_of(model, c)) {
+                continue;
+            }
+            let site = &mut sites[first];
+            site.releases.push(releases.len());
+            releases.push(Release {
+                library: cx.lib.name.clone(),
+                call: c.id,
+                span: c.span,
+                command: c.name.clone(),
+                key: site.key.clone(),
+                key_text: site.key_text.clone(),
+                owner_checked: checked && !unchecked,
+                site: Some(first),
+                lock_evidence: format!("release of the {} lock acquired here", cx.lib.name),
+                func: c.func,
+                script_name: None,
+            });
+        }
+    }
+}

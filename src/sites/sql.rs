@@ -1,0 +1,88 @@
+//! Locks inside SQL strings: `SELECT pg_advisory_lock($1)`, `GET_LOCK(?, 10)`,
+//! `SELECT ... FOR UPDATE SKIP LOCKED`, passed to any driver call.
+//!
+//! A string argument (or a same-file constant) of any call is searched for
+//! the catalog's SQL lock functions and clauses; the call running the SQL
+//! is the lock site. These locks live as long as their session or
+//! transaction, so they carry a scope, not a TTL.
+
+use super::{resolve, Class, LockSite, Ttl, Wait};
+use crate::catalog::{Catalog, Scope, SqlRole};
+use crate::model::{Expr, ExprKind, FileModel};
+
+/// The SQL text an argument carries, uppercased, if it is a string.
+fn sql_text(model: &FileModel, e: &Expr, func: Option<usize>) -> Option<String> {
+    let e = resolve::resolve(model, e, func);
+    match &e.kind {
+        ExprKind::Str(s) => Some(s.to_ascii_uppercase()),
+        // An interpolated string still shows its SQL: `f"SELECT pg_advisory_lock({k})"`.
+        ExprKind::Template => Some(e.text.to_ascii_uppercase()),
+        ExprKind::Call(id) => {
+            // `text("...")`, `sqlx::query("...")`, `knex.raw("...")`: look one call deep.
+            let inner = model.call(*id);
+            inner.args.first().and_then(|a| match &resolve::resolve(model, &a.value, func).kind {
+                ExprKind::Str(s) => Some(s.to_ascii_uppercase()),
+                _ => None,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// `FOR  UPDATE` → `FOR UPDATE`: SQL spacing does not matter.
+fn squeeze(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+pub fn analyze(model: &FileModel, catalog: &Catalog, sites: &mut Vec<LockSite>) {
+    if catalog.sql.is_empty() {
+        return;
+    }
+    // `text("..")` inside `execute(..)` is found once, at `execute`, which
+    // reads its argument calls one level deep.
+    let nested: std::collections::HashSet<usize> =
+        model.calls.iter().flat_map(|c| c.args.iter().filter_map(|a| a.value.as_call())).collect();
+    for call in model.calls.iter().filter(|c| !nested.contains(&c.id)) {
+        for arg in &call.args {
+            let Some(sql) = sql_text(model, &arg.value, call.func) else { continue };
+            let sql = squeeze(&sql);
+            let Some(lock) = catalog
+                .sql
+                .iter()
+                .find(|q| q.role == SqlRole::Acquire && sql.contains(q.needle.as_str()))
+            else {
+                continue;
+            };
+            let scope = lock.scope.unwrap_or(Scope::Transaction);
+            let wait = match lock.wait.as_deref() {
+                Some("none") => Wait::NoWait,
+                Some("never") => Wait::Forever,
+                Some(d) => Wait::Default(d.to_string()),
+                None => Wait::NotApplicable,
+            };
+            sites.push(LockSite {
+                library: lock.library.clone(),
+                backend: lock.backend.clone(),
+                api: lock.id.clone(),
+                call: call.id,
+                span: call.span,
+                command: lock.needle.trim_end_matches('(').to_string(),
+                key: call.args.get(1).map(|a| a.value.clone()),
+                key_text: String::new(),
+                owner: None,
+                ttl: Ttl::Scoped(scope),
+                ttl_ms: None,
+                separate_expire: None,
+                wait,
+                try_acquire: lock.try_acquire,
+                redlock: false,
+                fencing: None,
+                func: call.func,
+                evidence: vec![format!("SQL text calls {}", lock.needle.trim_end_matches('('))],
+                class: Class::Unclassified,
+                releases: Vec::new(),
+            });
+            break;
+        }
+    }
+}
