@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::catalog::Catalog;
 use crate::checks::{self, Rule};
 use crate::finding::Severity;
+use crate::report::audit::AuditFormat;
 use crate::report::{self, Format, RenderOptions};
 use crate::Settings;
 
@@ -27,6 +28,8 @@ pub struct Cli {
 pub enum Command {
     /// Scan files and directories for lock findings (default: the current directory).
     Check(CheckArgs),
+    /// Inventory every lock site: backend, library, key, TTL, wait, releases, findings.
+    Audit(AuditArgs),
     /// Print a rule's documentation: what it flags, why it breaks, what to do instead.
     Explain {
         /// A rule code (`LA201`) or name (`unchecked-release`).
@@ -67,6 +70,22 @@ pub struct CheckArgs {
     pub max_file_size: u64,
 }
 
+#[derive(Args, Debug)]
+pub struct AuditArgs {
+    /// Files or directories to scan.
+    #[arg(default_value = ".")]
+    pub paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = AuditFormat::Table)]
+    pub format: AuditFormat,
+    /// An extra catalog folder (repeatable).
+    #[arg(long = "rules", value_name = "DIR")]
+    pub rules_dirs: Vec<PathBuf>,
+    /// Show every skipped or partly analysed file and why (on stderr).
+    #[arg(long, short)]
+    pub verbose: bool,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Color {
     Auto,
@@ -85,6 +104,7 @@ pub fn main_with(args: impl IntoIterator<Item = String>) -> ExitCode {
     };
     match cli.command {
         Command::Check(args) => check(args),
+        Command::Audit(args) => audit(args),
         Command::Explain { rule } => explain(&rule),
         Command::Rules => rules(),
     }
@@ -111,14 +131,28 @@ fn emit(text: &str) {
     let _ = out.flush();
 }
 
-fn check(args: CheckArgs) -> ExitCode {
-    let catalog = match Catalog::load(&args.rules_dirs) {
-        Ok(c) => c,
+fn load_catalog(dirs: &[PathBuf]) -> Option<Catalog> {
+    match Catalog::load(dirs) {
+        Ok(c) => Some(c),
         Err(e) => {
             eprintln!("{:?}", miette::Report::new(*e));
-            return ExitCode::from(2);
+            None
         }
-    };
+    }
+}
+
+fn audit(args: AuditArgs) -> ExitCode {
+    let Some(catalog) = load_catalog(&args.rules_dirs) else { return ExitCode::from(2) };
+    let report = crate::check(&args.paths, &catalog, &Settings::default());
+    emit(&report::audit::render(&report, args.format));
+    for line in report::notice_lines(&report, args.verbose) {
+        eprintln!("{line}");
+    }
+    ExitCode::from(if report.has_internal_errors() { 2 } else { 0 })
+}
+
+fn check(args: CheckArgs) -> ExitCode {
+    let Some(catalog) = load_catalog(&args.rules_dirs) else { return ExitCode::from(2) };
     let selected = match resolve_rules(&args.select) {
         Ok(r) if r.is_empty() => checks::REGISTRY.to_vec(),
         Ok(r) => r,

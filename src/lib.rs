@@ -78,7 +78,29 @@ pub struct FileResult {
     pub language: model::Language,
     pub text: Arc<str>,
     pub findings: Vec<Finding>,
-    pub sites: usize,
+    /// Every lock site of the file, for the `audit` inventory.
+    pub sites: Vec<SiteInfo>,
+}
+
+/// One lock site as the inventory shows it.
+#[derive(Debug, Clone)]
+pub struct SiteInfo {
+    pub span: model::Span,
+    pub backend: String,
+    pub library: String,
+    pub api: String,
+    pub key: String,
+    /// `30000 ms`, `none`, `renewed`, `session`, `default 10s`...
+    pub ttl: String,
+    pub ttl_ms: Option<i64>,
+    /// `forever`, `none`, a bound, or `-` for non-blocking APIs.
+    pub wait: String,
+    pub class: sites::Class,
+    pub evidence: Vec<String>,
+    /// Where each release of this lock is, and whether it checks the owner.
+    pub releases: Vec<(model::Span, bool)>,
+    /// The codes of the findings that belong to this site.
+    pub findings: Vec<&'static str>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -92,7 +114,7 @@ pub struct Summary {
 
 #[derive(Debug, Clone, Default)]
 pub struct Report {
-    /// Files with at least one finding, sorted by path.
+    /// Files with at least one finding or lock site, sorted by path.
     pub files: Vec<FileResult>,
     pub notices: Vec<Notice>,
     pub summary: Summary,
@@ -151,9 +173,9 @@ pub fn check(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> Repor
         if let Outcome::Parsed(result) = outcome {
             report.summary.files_parsed += 1;
             if let Some(r) = result {
-                report.summary.sites += r.sites;
+                report.summary.sites += r.sites.len();
                 report.summary.findings += r.findings.len();
-                if !r.findings.is_empty() {
+                if !r.findings.is_empty() || !r.sites.is_empty() {
                     report.files.push(r);
                 }
             }
@@ -242,12 +264,39 @@ fn scan_file(
     let analysis = sites::analyze(&model, catalog);
     let mut findings = checks::run(&analysis, &settings.rules);
     findings.sort_by_key(|f| (f.span.start, f.rule.code));
+    let findings_for_sites: Vec<(Option<model::Span>, &'static str)> =
+        findings.iter().map(|f| (f.site_span, f.rule.code)).collect();
     Outcome::Parsed(Some(FileResult {
         path: file.path.display().to_string(),
         rel: file.rel.clone(),
         language: file.language,
         text,
         findings,
-        sites: analysis.sites.len(),
+        sites: site_infos(&analysis, &findings_for_sites),
     }))
+}
+
+fn site_infos(analysis: &sites::FileAnalysis, findings: &[(Option<model::Span>, &'static str)]) -> Vec<SiteInfo> {
+    analysis
+        .sites
+        .iter()
+        .map(|s| SiteInfo {
+            span: s.span,
+            backend: s.backend.clone(),
+            library: s.library.clone(),
+            api: s.api.clone(),
+            key: s.key.as_ref().map(|k| k.peel().text.clone()).unwrap_or_default(),
+            ttl: s.ttl.describe(s.ttl_ms),
+            ttl_ms: s.ttl_ms,
+            wait: s.wait.describe(),
+            class: s.class,
+            evidence: s.evidence.clone(),
+            releases: s
+                .releases
+                .iter()
+                .map(|&i| (analysis.releases[i].span, analysis.releases[i].owner_checked))
+                .collect(),
+            findings: findings.iter().filter(|(sp, _)| *sp == Some(s.span)).map(|(_, c)| *c).collect(),
+        })
+        .collect()
 }

@@ -14,6 +14,18 @@ use lock_audit::{check, NoticeKind, Settings};
 struct Markers {
     expect: BTreeMap<(usize, String), usize>,
     expect_not: Vec<(usize, String)>,
+    /// `expect-site: LIBRARY`: a lock acquisition of that library starts here.
+    sites: BTreeMap<(usize, String), usize>,
+}
+
+/// The word after `expect-site:` (a library name).
+fn site_after(line: &str) -> Option<String> {
+    let pos = line.find("expect-site:")?;
+    let rest = line[pos + "expect-site:".len()..].trim_start();
+    let lib: String = rest.chars().take_while(|c| c.is_alphanumeric() || "-_.".contains(*c)).collect();
+    // A trailing marker only: prose that mentions the syntax is not one.
+    let trailing = rest[lib.len()..].trim().is_empty();
+    (!lib.is_empty() && trailing).then_some(lib)
 }
 
 /// The rule codes after `tag` on a line: `expect: LA101, LA201`.
@@ -42,6 +54,9 @@ fn markers(text: &str) -> Markers {
         let without_not = line.replace("expect-not:", "");
         for code in codes_after(&without_not, "expect:") {
             *m.expect.entry((i + 1, code)).or_default() += 1;
+        }
+        if let Some(lib) = site_after(line) {
+            *m.sites.entry((i + 1, lib)).or_default() += 1;
         }
     }
     m
@@ -78,7 +93,7 @@ fn every_fixture_matches_its_markers() {
             .to_string();
         let text = std::fs::read_to_string(path).expect("fixtures are UTF-8");
         let m = markers(&text);
-        if m.expect.is_empty() && m.expect_not.is_empty() {
+        if m.expect.is_empty() && m.expect_not.is_empty() && m.sites.is_empty() {
             problems.push(format!("{name}: no `expect:` or `expect-not:` markers"));
             continue;
         }
@@ -120,6 +135,26 @@ fn every_fixture_matches_its_markers() {
                 None => problems.push(format!("{name}:{line}: {code} missing")),
             }
         }
+        if !m.sites.is_empty() {
+            // Files with site markers must mark every acquisition.
+            let mut got: BTreeMap<(usize, String), usize> = BTreeMap::new();
+            for file in &report.files {
+                for site in &file.sites {
+                    let line = index.line_col(site.span.start).0;
+                    *got.entry((line, site.library.clone())).or_default() += 1;
+                }
+            }
+            for (key, &n) in &m.sites {
+                if got.get(key).copied().unwrap_or(0) < n {
+                    problems.push(format!("{name}:{}: no {} lock site found", key.0, key.1));
+                }
+            }
+            for (key, &n) in &got {
+                if m.sites.get(key).copied().unwrap_or(0) < n {
+                    problems.push(format!("{name}:{}: unexpected {} lock site", key.0, key.1));
+                }
+            }
+        }
         for (line, code) in &extra {
             let why = if m.expect_not.iter().any(|(l, c)| l == line && c == code) {
                 "reported on an `expect-not` line"
@@ -138,7 +173,8 @@ fn every_fixture_matches_its_markers() {
 
 #[test]
 fn markers_parse() {
-    let m = markers("x  # expect: LA101, LA201\ny // expect-not: LA102\n");
-    assert_eq!(m.expect.len(), 2);
+    let m = markers("x  # expect: LA101, LA201\ny // expect-not: LA102\nz // expect: LA101 expect-site: go-redis\n");
+    assert_eq!(m.expect.len(), 3);
+    assert_eq!(m.sites.keys().next(), Some(&(3, "go-redis".to_string())));
     assert_eq!(m.expect_not, vec![(2, "LA102".to_string())]);
 }

@@ -18,25 +18,8 @@ pub use raw::{
 
 use crate::model::Language;
 
-/// The catalog files compiled into the binary, so an installed tool works anywhere.
-const BUILTIN: &[(&str, &str)] = &[
-    (
-        "rules/redis-commands.yaml",
-        include_str!("../../rules/redis-commands.yaml"),
-    ),
-    (
-        "rules/vocabulary.yaml",
-        include_str!("../../rules/vocabulary.yaml"),
-    ),
-    (
-        "rules/redis-py.yaml",
-        include_str!("../../rules/redis-py.yaml"),
-    ),
-    (
-        "rules/redis-rs.yaml",
-        include_str!("../../rules/redis-rs.yaml"),
-    ),
-];
+// The catalog files compiled into the binary, so an installed tool works anywhere.
+include!(concat!(env!("OUT_DIR"), "/builtin_rules.rs"));
 
 /// How to recognise a library's client object.
 #[derive(Debug, Clone, Default)]

@@ -1,5 +1,6 @@
 //! Rendering a [`Report`]: one module per output format.
 
+pub mod audit;
 pub mod concise;
 pub mod human;
 pub mod json;

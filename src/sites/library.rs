@@ -61,31 +61,45 @@ fn duration_arg(call: &Call, d: &DurationSlot) -> Option<Expr> {
     slot_of(call, d.pos, d.kw.as_ref()).filter(|e| !e.is_nullish())
 }
 
+/// The duration slot's value: the acquire method's own slot first, then the
+/// factory's; and the default that applies when neither was written.
+fn pick<'s>(
+    method_slot: Option<&'s DurationSlot>,
+    factory_slot: Option<&'s DurationSlot>,
+    factory: &Call,
+    acquire: &'s Call,
+) -> Option<(Option<(Expr, &'s DurationSlot)>, Option<&'s str>)> {
+    if method_slot.is_none() && factory_slot.is_none() {
+        return None;
+    }
+    let given = method_slot
+        .and_then(|s| duration_arg(acquire, s).map(|v| (v, s)))
+        .or_else(|| factory_slot.and_then(|s| duration_arg(factory, s).map(|v| (v, s))));
+    let default = method_slot.and_then(|s| s.default.as_deref()).or(factory_slot.and_then(|s| s.default.as_deref()));
+    Some((given, default))
+}
+
 fn ttl_of(model: &FileModel, spec: &LockSpec, factory: &Call, acquire: &Call, method: Option<&AcquireMethod>) -> (Ttl, Option<i64>) {
-    // The acquire method's own slot wins, then the factory's.
-    let (slot, call) = match method.and_then(|m| m.ttl.as_ref()) {
-        Some(t) => (Some(t), acquire),
-        None => (spec.ttl.as_ref(), factory),
-    };
-    let Some(slot) = slot else {
+    let Some((given, default)) = pick(method.and_then(|m| m.ttl.as_ref()), spec.ttl.as_ref(), factory, acquire) else {
         return match spec.scope {
             Some(scope) => (Ttl::Scoped(scope), None),
             None => (Ttl::Default("library default".into()), None),
         };
     };
-    if let Some(v) = duration_arg(call, slot) {
+    if let Some((v, slot)) = given {
+        let call = if method.and_then(|m| m.ttl.as_ref()).is_some_and(|_| duration_arg(acquire, slot).is_some()) { acquire } else { factory };
         let ms = match slot.unit.as_deref() {
             Some("timeunit") => time_unit_ms(model, call, slot, &v),
             unit => duration::to_ms(model, &v, unit, call.func),
         };
         return (Ttl::Given(Some(v)), ms);
     }
-    match slot.default.as_deref() {
-        Some("never") | None if spec.scope.is_none() => (Ttl::Absent, None),
-        Some("renewed") => (Ttl::Renewed, None),
-        Some("session") => (Ttl::Scoped(Scope::Session), None),
-        Some(d) if spec.scope.is_none() => (Ttl::Default(d.to_string()), duration::parse_text(d).map(|x| x as i64)),
-        _ => (Ttl::Scoped(spec.scope.unwrap_or(Scope::Session)), None),
+    match (default, spec.scope) {
+        (Some("renewed"), _) => (Ttl::Renewed, None),
+        (Some("session"), _) => (Ttl::Scoped(Scope::Session), None),
+        (_, Some(scope)) => (Ttl::Scoped(scope), None),
+        (Some("never") | None, None) => (Ttl::Absent, None),
+        (Some(d), None) => (Ttl::Default(d.to_string()), duration::parse_text(d).map(|x| x as i64)),
     }
 }
 
@@ -97,19 +111,15 @@ fn time_unit_ms(model: &FileModel, call: &Call, slot: &DurationSlot, v: &Expr) -
 }
 
 fn wait_of(spec: &LockSpec, factory: &Call, acquire: &Call, method: Option<&AcquireMethod>) -> Wait {
-    let (slot, call) = match method.and_then(|m| m.wait.as_ref()) {
-        Some(w) => (Some(w), acquire),
-        None => (spec.wait.as_ref(), factory),
+    let Some((given, default)) = pick(method.and_then(|m| m.wait.as_ref()), spec.wait.as_ref(), factory, acquire) else {
+        return Wait::NotApplicable;
     };
-    let Some(slot) = slot else { return Wait::NotApplicable };
-    if let Some(v) = duration_arg(call, slot) {
-        return Wait::Given(v);
-    }
-    match slot.default.as_deref() {
-        Some("never") => Wait::Forever,
-        Some("none") => Wait::NoWait,
-        Some(d) => Wait::Default(d.to_string()),
-        None => Wait::NotApplicable,
+    match (given, default) {
+        (Some((v, _)), _) => Wait::Given(v),
+        (None, Some("never")) => Wait::Forever,
+        (None, Some("none")) => Wait::NoWait,
+        (None, Some(d)) => Wait::Default(d.to_string()),
+        (None, None) => Wait::NotApplicable,
     }
 }
 

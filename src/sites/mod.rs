@@ -70,6 +70,18 @@ impl Ttl {
     }
 }
 
+impl Wait {
+    pub fn describe(&self) -> String {
+        match self {
+            Wait::Given(e) => e.peel().text.clone(),
+            Wait::Default(d) => format!("default {d}"),
+            Wait::Forever => "forever".into(),
+            Wait::NoWait => "none".into(),
+            Wait::NotApplicable => "-".into(),
+        }
+    }
+}
+
 /// How long an acquisition may block.
 #[derive(Debug, Clone)]
 pub enum Wait {

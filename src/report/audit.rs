@@ -1,0 +1,157 @@
+//! The `audit` inventory: every lock site with its backend, library, key,
+//! TTL, wait bound, releases and findings, as a table, markdown or JSON.
+
+use serde::Serialize;
+
+use crate::lines::LineIndex;
+use crate::{FileResult, Report, SiteInfo};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AuditFormat {
+    Table,
+    Markdown,
+    Json,
+}
+
+#[derive(Serialize)]
+struct JsonSite<'a> {
+    path: &'a str,
+    line: usize,
+    language: &'static str,
+    backend: &'a str,
+    library: &'a str,
+    api: &'a str,
+    key: &'a str,
+    ttl: &'a str,
+    ttl_ms: Option<i64>,
+    wait: &'a str,
+    class: &'static str,
+    evidence: &'a [String],
+    /// The first release's line, if any.
+    release_line: Option<usize>,
+    releases: Vec<JsonRelease>,
+    protection: &'static str,
+    findings: &'a [&'static str],
+}
+
+#[derive(Serialize)]
+struct JsonRelease {
+    line: usize,
+    owner_checked: bool,
+}
+
+struct Row<'a> {
+    file: &'a FileResult,
+    site: &'a SiteInfo,
+    line: usize,
+    releases: Vec<(usize, bool)>,
+}
+
+fn rows(report: &Report) -> Vec<Row<'_>> {
+    let mut out = Vec::new();
+    for file in &report.files {
+        let index = LineIndex::new(&file.text);
+        for site in &file.sites {
+            out.push(Row {
+                file,
+                site,
+                line: index.line_col(site.span.start).0,
+                releases: site.releases.iter().map(|(sp, ok)| (index.line_col(sp.start).0, *ok)).collect(),
+            });
+        }
+    }
+    out
+}
+
+fn release_text(r: &Row) -> String {
+    if r.releases.is_empty() {
+        return "-".into();
+    }
+    let parts: Vec<String> = r
+        .releases
+        .iter()
+        .map(|(l, ok)| format!("L{l}{}", if *ok { "" } else { " (unchecked)" }))
+        .collect();
+    parts.join(", ")
+}
+
+fn cells(r: &Row) -> [String; 8] {
+    let findings = if r.site.findings.is_empty() { "-".into() } else { r.site.findings.join(",") };
+    [
+        format!("{}:{}", r.file.path, r.line),
+        r.file.language.name().to_string(),
+        r.site.library.clone(),
+        r.site.key.chars().take(40).collect(),
+        r.site.ttl.clone(),
+        r.site.wait.clone(),
+        release_text(r),
+        findings,
+    ]
+}
+
+const HEADERS: [&str; 8] = ["site", "language", "library", "key", "ttl", "wait", "release", "findings"];
+
+pub fn render(report: &Report, format: AuditFormat) -> String {
+    let rows = rows(report);
+    match format {
+        AuditFormat::Json => json(&rows),
+        AuditFormat::Markdown => {
+            let mut out = format!("| {} |\n|{}\n", HEADERS.join(" | "), "---|".repeat(HEADERS.len()));
+            for r in &rows {
+                let c = cells(r).map(|c| c.replace('|', "\\|"));
+                out.push_str(&format!("| {} |\n", c.join(" | ")));
+            }
+            out
+        }
+        AuditFormat::Table => {
+            let all: Vec<[String; 8]> = rows.iter().map(cells).collect();
+            let mut widths = HEADERS.map(str::len);
+            for c in &all {
+                for (w, cell) in widths.iter_mut().zip(c) {
+                    *w = (*w).max(cell.chars().count());
+                }
+            }
+            let line = |cells: &[String]| {
+                let padded: Vec<String> =
+                    cells.iter().zip(widths).map(|(c, w)| format!("{c:<w$}")).collect();
+                padded.join("  ").trim_end().to_string() + "\n"
+            };
+            let mut out = line(&HEADERS.map(String::from));
+            for c in &all {
+                out.push_str(&line(c));
+            }
+            out.push_str(&format!("{} lock site{}\n", rows.len(), if rows.len() == 1 { "" } else { "s" }));
+            out
+        }
+    }
+}
+
+fn json(rows: &[Row]) -> String {
+    let sites: Vec<JsonSite> = rows
+        .iter()
+        .map(|r| JsonSite {
+            path: &r.file.rel,
+            line: r.line,
+            language: r.file.language.name(),
+            backend: &r.site.backend,
+            library: &r.site.library,
+            api: &r.site.api,
+            key: &r.site.key,
+            ttl: &r.site.ttl,
+            ttl_ms: r.site.ttl_ms,
+            wait: &r.site.wait,
+            class: r.site.class.name(),
+            evidence: &r.site.evidence,
+            release_line: r.releases.first().map(|(l, _)| *l),
+            releases: r.releases.iter().map(|(line, ok)| JsonRelease { line: *line, owner_checked: *ok }).collect(),
+            protection: "none",
+            findings: &r.site.findings,
+        })
+        .collect();
+    #[derive(Serialize)]
+    struct Out<'a> {
+        version: u32,
+        sites: Vec<JsonSite<'a>>,
+    }
+    serde_json::to_string_pretty(&Out { version: 1, sites }).unwrap_or_default() + "\n"
+}
