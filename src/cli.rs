@@ -142,7 +142,9 @@ fn load_catalog(dirs: &[PathBuf]) -> Option<Catalog> {
 }
 
 fn audit(args: AuditArgs) -> ExitCode {
-    let Some(catalog) = load_catalog(&args.rules_dirs) else { return ExitCode::from(2) };
+    let Some(catalog) = load_catalog(&args.rules_dirs) else {
+        return ExitCode::from(2);
+    };
     let report = crate::check(&args.paths, &catalog, &Settings::default());
     emit(&report::audit::render(&report, args.format));
     for line in report::notice_lines(&report, args.verbose) {
@@ -152,7 +154,9 @@ fn audit(args: AuditArgs) -> ExitCode {
 }
 
 fn check(args: CheckArgs) -> ExitCode {
-    let Some(catalog) = load_catalog(&args.rules_dirs) else { return ExitCode::from(2) };
+    let Some(catalog) = load_catalog(&args.rules_dirs) else {
+        return ExitCode::from(2);
+    };
     let selected = match resolve_rules(&args.select) {
         Ok(r) if r.is_empty() => checks::REGISTRY.to_vec(),
         Ok(r) => r,

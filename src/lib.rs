@@ -264,8 +264,10 @@ fn scan_file(
     let analysis = sites::analyze(&model, catalog);
     let mut findings = checks::run(&analysis, &settings.rules);
     findings.sort_by_key(|f| (f.span.start, f.rule.code));
-    let findings_for_sites: Vec<(Option<model::Span>, &'static str)> =
-        findings.iter().map(|f| (f.site_span, f.rule.code)).collect();
+    let findings_for_sites: Vec<(Option<model::Span>, &'static str)> = findings
+        .iter()
+        .map(|f| (f.site_span, f.rule.code))
+        .collect();
     Outcome::Parsed(Some(FileResult {
         path: file.path.display().to_string(),
         rel: file.rel.clone(),
@@ -276,7 +278,10 @@ fn scan_file(
     }))
 }
 
-fn site_infos(analysis: &sites::FileAnalysis, findings: &[(Option<model::Span>, &'static str)]) -> Vec<SiteInfo> {
+fn site_infos(
+    analysis: &sites::FileAnalysis,
+    findings: &[(Option<model::Span>, &'static str)],
+) -> Vec<SiteInfo> {
     analysis
         .sites
         .iter()
@@ -285,7 +290,11 @@ fn site_infos(analysis: &sites::FileAnalysis, findings: &[(Option<model::Span>, 
             backend: s.backend.clone(),
             library: s.library.clone(),
             api: s.api.clone(),
-            key: s.key.as_ref().map(|k| k.peel().text.clone()).unwrap_or_default(),
+            key: s
+                .key
+                .as_ref()
+                .map(|k| k.peel().text.clone())
+                .unwrap_or_default(),
             ttl: s.ttl.describe(s.ttl_ms),
             ttl_ms: s.ttl_ms,
             wait: s.wait.describe(),
@@ -294,9 +303,18 @@ fn site_infos(analysis: &sites::FileAnalysis, findings: &[(Option<model::Span>, 
             releases: s
                 .releases
                 .iter()
-                .map(|&i| (analysis.releases[i].span, analysis.releases[i].owner_checked))
+                .map(|&i| {
+                    (
+                        analysis.releases[i].span,
+                        analysis.releases[i].owner_checked,
+                    )
+                })
                 .collect(),
-            findings: findings.iter().filter(|(sp, _)| *sp == Some(s.span)).map(|(_, c)| *c).collect(),
+            findings: findings
+                .iter()
+                .filter(|(sp, _)| *sp == Some(s.span))
+                .map(|(_, c)| *c)
+                .collect(),
         })
         .collect()
 }

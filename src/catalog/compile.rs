@@ -73,7 +73,10 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 (Some(f), None) => format!("{}(", f.to_ascii_uppercase()),
                 (None, Some(c)) => c.to_ascii_uppercase(),
                 _ => {
-                    let msg = format!("sql entry `{}` needs exactly one of `function` or `clause`", q.id);
+                    let msg = format!(
+                        "sql entry `{}` needs exactly one of `function` or `clause`",
+                        q.id
+                    );
                     return Err(Box::new(YamlError::about(path, src, &q.id, msg)));
                 }
             };
@@ -140,7 +143,11 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 methods: api.methods,
                 functions: api.functions,
                 kind,
-                fixed_flags: api.fixed_flags.iter().map(|f| f.to_ascii_uppercase()).collect(),
+                fixed_flags: api
+                    .fixed_flags
+                    .iter()
+                    .map(|f| f.to_ascii_uppercase())
+                    .collect(),
                 option_aliases: api.option_aliases,
                 args: api.args,
                 flags: api.flags,
@@ -177,7 +184,10 @@ fn validate_api(
             ));
         }
         (Some(_), Some(_)) | (None, None) => {
-            return fail(format!("api `{}` needs exactly one of `command` or `lock`", api.id));
+            return fail(format!(
+                "api `{}` needs exactly one of `command` or `lock`",
+                api.id
+            ));
         }
         _ => {}
     }

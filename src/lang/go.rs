@@ -22,9 +22,18 @@ pub static TABLE: NodeTable = NodeTable {
     members: &[("selector_expression", "operand", "field")],
     keyword_args: &[],
     pairs: &[("keyed_element", "key", "value")],
-    identifiers: &["identifier", "field_identifier", "package_identifier", "type_identifier"],
+    identifiers: &[
+        "identifier",
+        "field_identifier",
+        "package_identifier",
+        "type_identifier",
+    ],
     strings: &["interpreted_string_literal", "raw_string_literal"],
-    string_content: &["interpreted_string_literal_content", "raw_string_literal_content", "escape_sequence"],
+    string_content: &[
+        "interpreted_string_literal_content",
+        "raw_string_literal_content",
+        "escape_sequence",
+    ],
     interpolation: &[],
     symbols: &[],
     numbers: &["int_literal", "float_literal"],
@@ -33,8 +42,16 @@ pub static TABLE: NodeTable = NodeTable {
     null: &["nil"],
     maps: &[],
     lists: &["literal_value"],
-    wrappers: &["parenthesized_expression", "unary_expression", "expression_list", "literal_element"],
-    field_wrappers: &[("composite_literal", "body")],
+    wrappers: &[
+        "parenthesized_expression",
+        "unary_expression",
+        "expression_list",
+        "literal_element",
+    ],
+    field_wrappers: &[
+        ("composite_literal", "body"),
+        ("index_expression", "operand"),
+    ],
     binaries: &["binary_expression"],
     functions: &["function_declaration", "method_declaration"],
     classes: &[],
@@ -46,11 +63,36 @@ pub static TABLE: NodeTable = NodeTable {
     expression_statements: &["expression_statement"],
     statement_lists: &[],
     assignments: &[
-        AssignShape { kind: "short_var_declaration", target: "left", value: Some("right"), ty: None },
-        AssignShape { kind: "assignment_statement", target: "left", value: Some("right"), ty: None },
-        AssignShape { kind: "var_spec", target: "name", value: Some("value"), ty: Some("type") },
-        AssignShape { kind: "const_spec", target: "name", value: Some("value"), ty: Some("type") },
-        AssignShape { kind: "field_declaration", target: "name", value: None, ty: Some("type") },
+        AssignShape {
+            kind: "short_var_declaration",
+            target: "left",
+            value: Some("right"),
+            ty: None,
+        },
+        AssignShape {
+            kind: "assignment_statement",
+            target: "left",
+            value: Some("right"),
+            ty: None,
+        },
+        AssignShape {
+            kind: "var_spec",
+            target: "name",
+            value: Some("value"),
+            ty: Some("type"),
+        },
+        AssignShape {
+            kind: "const_spec",
+            target: "name",
+            value: Some("value"),
+            ty: Some("type"),
+        },
+        AssignShape {
+            kind: "field_declaration",
+            target: "name",
+            value: None,
+            ty: Some("type"),
+        },
     ],
     alias_bindings: &[],
     conditionals: &["if_statement"],
@@ -71,8 +113,12 @@ pub(crate) fn strip_c_comment(s: &str) -> &str {
 
 /// `import name "path"`: the path, aliased by `name` when given.
 fn imports(node: Node, src: &str, out: &mut Vec<Import>) {
-    let Some(path) = node.child_by_field_name("path") else { return };
+    let Some(path) = node.child_by_field_name("path") else {
+        return;
+    };
     let path = node_text(path, src).trim_matches(['"', '`']).to_string();
-    let alias = node.child_by_field_name("name").map(|n| node_text(n, src).to_string());
+    let alias = node
+        .child_by_field_name("name")
+        .map(|n| node_text(n, src).to_string());
     push_import(out, node, path, alias);
 }

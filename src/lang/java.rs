@@ -8,7 +8,15 @@ use super::{node_text, push_import, simple_params};
 use crate::model::{Import, Language};
 
 const fn by_name(kind: &'static str, function: &'static str, constructor: bool) -> CallShape {
-    CallShape { kind, function: Some(function), receiver: None, name: None, arguments: "arguments", constructor, block: None }
+    CallShape {
+        kind,
+        function: Some(function),
+        receiver: None,
+        name: None,
+        arguments: "arguments",
+        constructor,
+        block: None,
+    }
 }
 
 pub static TABLE: NodeTable = NodeTable {
@@ -29,25 +37,46 @@ pub static TABLE: NodeTable = NodeTable {
         by_name("marker_annotation", "name", false),
     ],
     arguments: &["argument_list", "annotation_argument_list"],
-    members: &[("field_access", "object", "field"), ("scoped_identifier", "scope", "name"), ("scoped_type_identifier", "scope", "name")],
+    members: &[
+        ("field_access", "object", "field"),
+        ("scoped_identifier", "scope", "name"),
+        ("scoped_type_identifier", "scope", "name"),
+    ],
     keyword_args: &[("element_value_pair", "key", "value")],
     pairs: &[],
     identifiers: &["identifier", "type_identifier", "this"],
     strings: &["string_literal"],
-    string_content: &["string_fragment", "multiline_string_fragment", "escape_sequence"],
+    string_content: &[
+        "string_fragment",
+        "multiline_string_fragment",
+        "escape_sequence",
+    ],
     interpolation: &["string_interpolation"],
     symbols: &[],
-    numbers: &["decimal_integer_literal", "hex_integer_literal", "decimal_floating_point_literal"],
+    numbers: &[
+        "decimal_integer_literal",
+        "hex_integer_literal",
+        "decimal_floating_point_literal",
+    ],
     true_: &["true"],
     false_: &["false"],
     null: &["null_literal"],
     maps: &[],
     lists: &["array_initializer", "element_value_array_initializer"],
     wrappers: &["parenthesized_expression"],
-    field_wrappers: &[("cast_expression", "value"), ("generic_type", "type")],
+    field_wrappers: &[
+        ("cast_expression", "value"),
+        ("generic_type", "type"),
+        ("array_access", "array"),
+    ],
     binaries: &["binary_expression"],
     functions: &["method_declaration", "constructor_declaration"],
-    classes: &["class_declaration", "interface_declaration", "enum_declaration", "record_declaration"],
+    classes: &[
+        "class_declaration",
+        "interface_declaration",
+        "enum_declaration",
+        "record_declaration",
+    ],
     guarded_bodies: &[("try_with_resources_statement", "body")],
     guard_items: &["resource"],
     finally: &["finally_clause"],
@@ -56,8 +85,18 @@ pub static TABLE: NodeTable = NodeTable {
     expression_statements: &["expression_statement"],
     statement_lists: &[],
     assignments: &[
-        AssignShape { kind: "variable_declarator", target: "name", value: Some("value"), ty: Some("type") },
-        AssignShape { kind: "assignment_expression", target: "left", value: Some("right"), ty: None },
+        AssignShape {
+            kind: "variable_declarator",
+            target: "name",
+            value: Some("value"),
+            ty: Some("type"),
+        },
+        AssignShape {
+            kind: "assignment_expression",
+            target: "left",
+            value: Some("right"),
+            ty: None,
+        },
     ],
     alias_bindings: &[],
     conditionals: &["if_statement", "while_statement"],

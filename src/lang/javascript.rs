@@ -37,7 +37,13 @@ macro_rules! js_table {
             members: &[("member_expression", "object", "property")],
             keyword_args: &[],
             pairs: &[("pair", "key", "value")],
-            identifiers: &["identifier", "property_identifier", "shorthand_property_identifier", "this", "type_identifier"],
+            identifiers: &[
+                "identifier",
+                "property_identifier",
+                "shorthand_property_identifier",
+                "this",
+                "type_identifier",
+            ],
             strings: &["string", "template_string"],
             string_content: &["string_fragment", "escape_sequence"],
             interpolation: &["template_substitution"],
@@ -48,10 +54,18 @@ macro_rules! js_table {
             null: &["null", "undefined"],
             maps: &["object"],
             lists: &["array"],
-            wrappers: &["parenthesized_expression", "await_expression", "non_null_expression"],
-            field_wrappers: &[],
+            wrappers: &[
+                "parenthesized_expression",
+                "await_expression",
+                "non_null_expression",
+            ],
+            field_wrappers: &[("subscript_expression", "object")],
             binaries: &["binary_expression"],
-            functions: &["function_declaration", "method_definition", "generator_function_declaration"],
+            functions: &[
+                "function_declaration",
+                "method_definition",
+                "generator_function_declaration",
+            ],
             classes: &["class_declaration", "class"],
             guarded_bodies: &[],
             guard_items: &[],
@@ -61,10 +75,30 @@ macro_rules! js_table {
             expression_statements: &["expression_statement"],
             statement_lists: &[],
             assignments: &[
-                AssignShape { kind: "variable_declarator", target: "name", value: Some("value"), ty: Some("type") },
-                AssignShape { kind: "assignment_expression", target: "left", value: Some("right"), ty: None },
-                AssignShape { kind: "public_field_definition", target: "name", value: Some("value"), ty: Some("type") },
-                AssignShape { kind: "field_definition", target: "property", value: Some("value"), ty: None },
+                AssignShape {
+                    kind: "variable_declarator",
+                    target: "name",
+                    value: Some("value"),
+                    ty: Some("type"),
+                },
+                AssignShape {
+                    kind: "assignment_expression",
+                    target: "left",
+                    value: Some("right"),
+                    ty: None,
+                },
+                AssignShape {
+                    kind: "public_field_definition",
+                    target: "name",
+                    value: Some("value"),
+                    ty: Some("type"),
+                },
+                AssignShape {
+                    kind: "field_definition",
+                    target: "property",
+                    value: Some("value"),
+                    ty: None,
+                },
             ],
             alias_bindings: &[],
             conditionals: &["if_statement", "while_statement"],
@@ -78,15 +112,24 @@ macro_rules! js_table {
     };
 }
 
-pub static JAVASCRIPT: NodeTable = js_table!(Language::JavaScript, || tree_sitter_javascript::LANGUAGE.into());
-pub static TYPESCRIPT: NodeTable =
-    js_table!(Language::TypeScript, || tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into());
-pub static TSX: NodeTable = js_table!(Language::TypeScript, || tree_sitter_typescript::LANGUAGE_TSX.into());
+pub static JAVASCRIPT: NodeTable =
+    js_table!(Language::JavaScript, || tree_sitter_javascript::LANGUAGE
+        .into());
+pub static TYPESCRIPT: NodeTable = js_table!(Language::TypeScript, || {
+    tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into()
+});
+pub static TSX: NodeTable = js_table!(Language::TypeScript, || {
+    tree_sitter_typescript::LANGUAGE_TSX.into()
+});
 
 /// `import X, { a as b } from 'mod'`: `mod` bound to `X`, `mod.a` bound to `b`.
 fn imports(node: Node, src: &str, out: &mut Vec<Import>) {
-    let Some(source) = node.child_by_field_name("source") else { return };
-    let module = node_text(source, src).trim_matches(['"', '\'', '`']).to_string();
+    let Some(source) = node.child_by_field_name("source") else {
+        return;
+    };
+    let module = node_text(source, src)
+        .trim_matches(['"', '\'', '`'])
+        .to_string();
     let mut pending = vec![node];
     let mut any = false;
     while let Some(n) = pending.pop() {
@@ -96,18 +139,30 @@ fn imports(node: Node, src: &str, out: &mut Vec<Import>) {
                 "import_clause" | "named_imports" => pending.push(child),
                 "identifier" => {
                     any = true;
-                    push_import(out, node, module.clone(), Some(node_text(child, src).to_string()));
+                    push_import(
+                        out,
+                        node,
+                        module.clone(),
+                        Some(node_text(child, src).to_string()),
+                    );
                 }
                 "namespace_import" => {
                     any = true;
                     let mut cc = child.walk();
-                    let alias = child.named_children(&mut cc).next().map(|a| node_text(a, src).to_string());
+                    let alias = child
+                        .named_children(&mut cc)
+                        .next()
+                        .map(|a| node_text(a, src).to_string());
                     push_import(out, node, module.clone(), alias);
                 }
                 "import_specifier" => {
                     any = true;
-                    let name = child.child_by_field_name("name").map_or("", |x| node_text(x, src));
-                    let alias = child.child_by_field_name("alias").map(|a| node_text(a, src).to_string());
+                    let name = child
+                        .child_by_field_name("name")
+                        .map_or("", |x| node_text(x, src));
+                    let alias = child
+                        .child_by_field_name("alias")
+                        .map(|a| node_text(a, src).to_string());
                     push_import(out, node, format!("{module}.{name}"), alias);
                 }
                 _ => {}

@@ -31,7 +31,10 @@ pub fn detect(path: &Path, head: &[u8]) -> Option<Language> {
         Some("rb" | "rake") => Some(Language::Ruby),
         Some(_) => None,
         None => {
-            if path.file_name().is_some_and(|n| n == "Rakefile" || n == "Gemfile") {
+            if path
+                .file_name()
+                .is_some_and(|n| n == "Rakefile" || n == "Gemfile")
+            {
                 return Some(Language::Ruby);
             }
             let first = head.split(|b| *b == b'\n').next().unwrap_or(&[]);
@@ -39,10 +42,14 @@ pub fn detect(path: &Path, head: &[u8]) -> Option<Language> {
             if !first.starts_with("#!") {
                 return None;
             }
-            [("python", Language::Python), ("ruby", Language::Ruby), ("node", Language::JavaScript)]
-                .into_iter()
-                .find(|(word, _)| first.contains(word))
-                .map(|(_, l)| l)
+            [
+                ("python", Language::Python),
+                ("ruby", Language::Ruby),
+                ("node", Language::JavaScript),
+            ]
+            .into_iter()
+            .find(|(word, _)| first.contains(word))
+            .map(|(_, l)| l)
         }
     }
 }
@@ -78,7 +85,11 @@ pub(crate) fn node_text<'s>(node: Node, src: &'s str) -> &'s str {
 }
 
 pub(crate) fn push_import(out: &mut Vec<Import>, node: Node, path: String, alias: Option<String>) {
-    out.push(Import { path, alias, span: Span::new(node.start_byte(), node.end_byte()) });
+    out.push(Import {
+        path,
+        alias,
+        span: Span::new(node.start_byte(), node.end_byte()),
+    });
 }
 
 /// Parameters of the common shape: each named child has `name`/`pattern` and `type` fields.
@@ -88,17 +99,27 @@ pub(crate) fn simple_params(node: Node, src: &str) -> Vec<Param> {
     for p in node.named_children(&mut cursor) {
         let name = match p.kind() {
             "identifier" => Some(p),
-            _ => p.child_by_field_name("name").or_else(|| p.child_by_field_name("pattern")),
+            _ => p
+                .child_by_field_name("name")
+                .or_else(|| p.child_by_field_name("pattern")),
         };
         let Some(name) = name else { continue };
-        let ty = p.child_by_field_name("type").map(|t| node_text(t, src).to_string());
+        let ty = p
+            .child_by_field_name("type")
+            .map(|t| node_text(t, src).to_string());
         // Go: `a, b string` declares two names of one type.
         let mut c = p.walk();
         let names: Vec<Node> = p.children_by_field_name("name", &mut c).collect();
         if names.len() > 1 {
-            out.extend(names.iter().map(|n| Param { name: node_text(*n, src).to_string(), ty: ty.clone() }));
+            out.extend(names.iter().map(|n| Param {
+                name: node_text(*n, src).to_string(),
+                ty: ty.clone(),
+            }));
         } else {
-            out.push(Param { name: node_text(name, src).to_string(), ty });
+            out.push(Param {
+                name: node_text(name, src).to_string(),
+                ty,
+            });
         }
     }
     out

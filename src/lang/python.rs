@@ -34,7 +34,7 @@ pub static TABLE: NodeTable = NodeTable {
     maps: &["dictionary"],
     lists: &["list", "tuple", "set"],
     wrappers: &["parenthesized_expression", "await", "expression_list"],
-    field_wrappers: &[],
+    field_wrappers: &[("subscript", "value")],
     binaries: &["binary_operator"],
     functions: &["function_definition"],
     classes: &["class_definition"],
@@ -45,7 +45,12 @@ pub static TABLE: NodeTable = NodeTable {
     closures: &["lambda"],
     expression_statements: &["expression_statement"],
     statement_lists: &[],
-    assignments: &[AssignShape { kind: "assignment", target: "left", value: Some("right"), ty: Some("type") }],
+    assignments: &[AssignShape {
+        kind: "assignment",
+        target: "left",
+        value: Some("right"),
+        ty: Some("type"),
+    }],
     alias_bindings: &["as_pattern"],
     conditionals: &["if_statement", "elif_clause", "while_statement"],
     comments: &["comment"],
@@ -58,13 +63,17 @@ pub static TABLE: NodeTable = NodeTable {
 
 /// `import a.b as c` → (a.b, c); `from a import b as c` → (a.b, c).
 fn imports(node: Node, src: &str, out: &mut Vec<Import>) {
-    let module = node.child_by_field_name("module_name").map(|m| text(m, src).to_string());
+    let module = node
+        .child_by_field_name("module_name")
+        .map(|m| text(m, src).to_string());
     let mut cursor = node.walk();
     for name in node.children_by_field_name("name", &mut cursor) {
         let (path, alias) = match name.kind() {
             "aliased_import" => (
-                name.child_by_field_name("name").map_or("", |n| text(n, src)),
-                name.child_by_field_name("alias").map(|a| text(a, src).to_string()),
+                name.child_by_field_name("name")
+                    .map_or("", |n| text(n, src)),
+                name.child_by_field_name("alias")
+                    .map(|a| text(a, src).to_string()),
             ),
             _ => (text(name, src), None),
         };
@@ -90,13 +99,17 @@ fn params(node: Node, src: &str) -> Vec<Param> {
                 let name = p.named_children(&mut c).find(|n| n.kind() == "identifier");
                 (name.map(|n| text(n, src)), p.child_by_field_name("type"))
             }
-            "default_parameter" | "typed_default_parameter" => {
-                (p.child_by_field_name("name").map(|n| text(n, src)), p.child_by_field_name("type"))
-            }
+            "default_parameter" | "typed_default_parameter" => (
+                p.child_by_field_name("name").map(|n| text(n, src)),
+                p.child_by_field_name("type"),
+            ),
             _ => (None, None),
         };
         if let Some(name) = name {
-            out.push(Param { name: name.to_string(), ty: ty.map(|t| text(t, src).to_string()) });
+            out.push(Param {
+                name: name.to_string(),
+                ty: ty.map(|t| text(t, src).to_string()),
+            });
         }
     }
     out

@@ -3,8 +3,8 @@
 
 use tree_sitter::Node;
 
-use super::treesitter::{AssignShape, CallShape, NodeTable};
 use super::node_text;
+use super::treesitter::{AssignShape, CallShape, NodeTable};
 use crate::model::{Import, Language, Param};
 
 pub static TABLE: NodeTable = NodeTable {
@@ -23,7 +23,14 @@ pub static TABLE: NodeTable = NodeTable {
     members: &[("scope_resolution", "scope", "name")],
     keyword_args: &[],
     pairs: &[("pair", "key", "value")],
-    identifiers: &["identifier", "constant", "instance_variable", "global_variable", "class_variable", "self"],
+    identifiers: &[
+        "identifier",
+        "constant",
+        "instance_variable",
+        "global_variable",
+        "class_variable",
+        "self",
+    ],
     strings: &["string"],
     string_content: &["string_content", "escape_sequence"],
     interpolation: &["interpolation"],
@@ -35,7 +42,7 @@ pub static TABLE: NodeTable = NodeTable {
     maps: &["hash"],
     lists: &["array"],
     wrappers: &["parenthesized_statements"],
-    field_wrappers: &[],
+    field_wrappers: &[("element_reference", "object")],
     binaries: &["binary"],
     functions: &["method", "singleton_method"],
     classes: &["class", "module"],
@@ -45,10 +52,29 @@ pub static TABLE: NodeTable = NodeTable {
     defer: &[],
     closures: &["block", "do_block", "lambda"],
     expression_statements: &[],
-    statement_lists: &["body_statement", "program", "then", "else", "block_body", "begin"],
-    assignments: &[AssignShape { kind: "assignment", target: "left", value: Some("right"), ty: None }],
+    statement_lists: &[
+        "body_statement",
+        "program",
+        "then",
+        "else",
+        "block_body",
+        "begin",
+    ],
+    assignments: &[AssignShape {
+        kind: "assignment",
+        target: "left",
+        value: Some("right"),
+        ty: None,
+    }],
     alias_bindings: &[],
-    conditionals: &["if", "unless", "while", "until", "if_modifier", "unless_modifier"],
+    conditionals: &[
+        "if",
+        "unless",
+        "while",
+        "until",
+        "if_modifier",
+        "unless_modifier",
+    ],
     comments: &["comment"],
     comment_text: |s| s.trim_start_matches('#'),
     import_kinds: &[],
@@ -66,7 +92,10 @@ fn params(node: Node, src: &str) -> Vec<Param> {
             _ => p.child_by_field_name("name"),
         };
         if let Some(n) = name {
-            out.push(Param { name: node_text(n, src).to_string(), ty: None });
+            out.push(Param {
+                name: node_text(n, src).to_string(),
+                ty: None,
+            });
         }
     }
     out

@@ -382,6 +382,25 @@ impl<'ast> Visit<'ast> for Lowerer {
         self.impl_ty.pop();
     }
 
+    fn visit_item_struct(&mut self, s: &'ast syn::ItemStruct) {
+        // Typed fields are receiver evidence: `manager: LockManager` makes `self.manager` one.
+        for f in &s.fields {
+            if let Some(ident) = &f.ident {
+                let span = sp(f.span());
+                let value = Expr::other("", span);
+                let (target, ty) = (ident.to_string(), Some(text_of(&f.ty)));
+                self.model.assigns.push(Assign {
+                    target,
+                    ty,
+                    value,
+                    span,
+                    func: None,
+                });
+            }
+        }
+        visit::visit_item_struct(self, s);
+    }
+
     fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
         use_paths(
             &u.tree,

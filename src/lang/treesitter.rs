@@ -191,7 +191,11 @@ fn exprs(children: Vec<(Option<&'static str>, Lowered)>) -> Vec<Expr> {
 fn key_name(e: &Expr) -> String {
     match &e.kind {
         ExprKind::Str(s) => s.clone(),
-        _ => e.text.trim_end_matches(':').trim_matches(['"', '\'']).to_string(),
+        _ => e
+            .text
+            .trim_end_matches(':')
+            .trim_matches(['"', '\''])
+            .to_string(),
     }
 }
 
@@ -236,12 +240,18 @@ impl<'a> Lowerer<'a> {
     fn push_block(&mut self, kind: GuardKind, span: Span) {
         let id = self.model.blocks.len();
         let parent = self.block_stack.last().copied();
-        self.model.blocks.push(Block { id, kind, span, parent });
+        self.model.blocks.push(Block {
+            id,
+            kind,
+            span,
+            parent,
+        });
         self.block_stack.push(id);
     }
 
     fn name_of(&self, node: Node) -> Option<String> {
-        node.child_by_field_name("name").map(|n| self.src[n.byte_range()].to_string())
+        node.child_by_field_name("name")
+            .map(|n| self.src[n.byte_range()].to_string())
     }
 
     /// Called when the walk first reaches `node`: opens scopes, records comments and imports.
@@ -267,7 +277,10 @@ impl<'a> Lowerer<'a> {
         if has(t.comments, kind) {
             let raw = &self.src[node.byte_range()];
             let text = (t.comment_text)(raw).trim().to_string();
-            self.model.comments.push(Comment { text, span: span(node) });
+            self.model.comments.push(Comment {
+                text,
+                span: span(node),
+            });
         } else if has(t.import_kinds, kind) {
             (t.imports)(node, self.src, &mut self.model.imports);
         } else if has(t.functions, kind) {
@@ -285,12 +298,19 @@ impl<'a> Lowerer<'a> {
             let id = self.model.functions.len();
             let body = self.model.blocks.len();
             self.push_block(GuardKind::Function, span(node));
-            self.model.functions.push(Function { id, name: qualified, params, span: span(node), body });
+            self.model.functions.push(Function {
+                id,
+                name: qualified,
+                params,
+                span: span(node),
+                body,
+            });
             self.func_stack.push(id);
             frame.pushed_block = true;
             frame.pushed_func = true;
         } else if has(t.classes, kind) {
-            self.class_stack.push(self.name_of(node).unwrap_or_default());
+            self.class_stack
+                .push(self.name_of(node).unwrap_or_default());
             frame.pushed_class = true;
         } else if has(t.finally, kind) {
             self.push_block(GuardKind::Finally, span(node));
@@ -302,7 +322,9 @@ impl<'a> Lowerer<'a> {
             self.push_block(GuardKind::Closure, span(node));
             frame.pushed_block = true;
         } else if parent.is_some_and(|p| {
-            t.guarded_bodies.iter().any(|(k, f)| *k == p.kind() && field == Some(*f))
+            t.guarded_bodies
+                .iter()
+                .any(|(k, f)| *k == p.kind() && field == Some(*f))
         }) {
             self.push_block(GuardKind::With, span(node));
             frame.pushed_block = true;
@@ -316,7 +338,14 @@ impl<'a> Lowerer<'a> {
 
     /// Called when all of `node`'s children are finished: builds its value.
     fn finish(&mut self, frame: Frame) -> Lowered {
-        let Frame { node, mut children, pushed_block, pushed_func, pushed_class, .. } = frame;
+        let Frame {
+            node,
+            mut children,
+            pushed_block,
+            pushed_func,
+            pushed_class,
+            ..
+        } = frame;
         let kind = node.kind();
         let t = self.t;
         if pushed_block {
@@ -341,7 +370,16 @@ impl<'a> Lowerer<'a> {
         if depth > MAX_EXPR_DEPTH {
             return Lowered::Expr(Expr::other(self.text(node), sp), depth);
         }
-        let mk = |kind: ExprKind, text: String| Lowered::Expr(Expr { kind, text, span: sp }, depth);
+        let mk = |kind: ExprKind, text: String| {
+            Lowered::Expr(
+                Expr {
+                    kind,
+                    text,
+                    span: sp,
+                },
+                depth,
+            )
+        };
 
         if let Some(shape) = t.calls.iter().find(|c| c.kind == kind) {
             return self.call(shape, node, children, sp);
@@ -352,14 +390,19 @@ impl<'a> Lowerer<'a> {
                 .filter_map(|(_, l)| match l {
                     Lowered::Expr(value, _) => Some(Arg { name: None, value }),
                     Lowered::Arg(a) => Some(a),
-                    Lowered::Pair(k, value) => Some(Arg { name: Some(key_name(&k)), value }),
+                    Lowered::Pair(k, value) => Some(Arg {
+                        name: Some(key_name(&k)),
+                        value,
+                    }),
                     _ => None,
                 })
                 .collect();
             return Lowered::Args(args);
         }
         if let Some((_, name_f, value_f)) = t.keyword_args.iter().find(|k| k.0 == kind) {
-            let name = node.child_by_field_name(name_f).map(|n| self.src[n.byte_range()].to_string());
+            let name = node
+                .child_by_field_name(name_f)
+                .map(|n| self.src[n.byte_range()].to_string());
             return match take_expr(&mut children, value_f) {
                 Some(value) => Lowered::Arg(Arg { name, value }),
                 None => Lowered::Nothing,
@@ -370,7 +413,11 @@ impl<'a> Lowerer<'a> {
                 let text = self.src[k.byte_range()].to_string();
                 match take_expr(&mut children, key_f) {
                     Some(e) => e,
-                    None => Expr { kind: ExprKind::Name(text.clone()), text, span: span(k) },
+                    None => Expr {
+                        kind: ExprKind::Name(text.clone()),
+                        text,
+                        span: span(k),
+                    },
                 }
             });
             return match (key, take_expr(&mut children, value_f)) {
@@ -389,7 +436,13 @@ impl<'a> Lowerer<'a> {
                     let path = format!("{}.{prop}", obj.text);
                     mk(ExprKind::Name(path), text)
                 }
-                Some(obj) => mk(ExprKind::Member { object: Box::new(obj), name: prop }, text),
+                Some(obj) => mk(
+                    ExprKind::Member {
+                        object: Box::new(obj),
+                        name: prop,
+                    },
+                    text,
+                ),
                 None => mk(ExprKind::Name(collapse_ws(&text)), text),
             };
         }
@@ -403,7 +456,10 @@ impl<'a> Lowerer<'a> {
         }
         if has(t.symbols, kind) {
             let text = self.text(node);
-            let name = text.trim_start_matches(':').trim_end_matches(':').to_string();
+            let name = text
+                .trim_start_matches(':')
+                .trim_end_matches(':')
+                .to_string();
             return mk(ExprKind::Str(name), text);
         }
         if has(t.numbers, kind) {
@@ -464,10 +520,18 @@ impl<'a> Lowerer<'a> {
                 .and_then(|n| self.src[n.byte_range()].chars().next())
                 .unwrap_or('?');
             let text = self.text(node);
-            return match (take_expr(&mut children, "left"), take_expr(&mut children, "right")) {
-                (Some(l), Some(r)) => {
-                    mk(ExprKind::Binary { op, lhs: Box::new(l), rhs: Box::new(r) }, text)
-                }
+            return match (
+                take_expr(&mut children, "left"),
+                take_expr(&mut children, "right"),
+            ) {
+                (Some(l), Some(r)) => mk(
+                    ExprKind::Binary {
+                        op,
+                        lhs: Box::new(l),
+                        rhs: Box::new(r),
+                    },
+                    text,
+                ),
                 _ => mk(ExprKind::Other, text),
             };
         }
@@ -488,7 +552,10 @@ impl<'a> Lowerer<'a> {
                     }
                 }
             }
-            return match children.into_iter().find(|(_, l)| matches!(l, Lowered::Expr(..))) {
+            return match children
+                .into_iter()
+                .find(|(_, l)| matches!(l, Lowered::Expr(..)))
+            {
                 Some((_, l)) => l,
                 None => Lowered::Nothing,
             };
@@ -505,7 +572,13 @@ impl<'a> Lowerer<'a> {
             if let (Some(alias), Some(value)) = (node.child_by_field_name("alias"), value) {
                 let target = collapse_ws(&self.src[alias.byte_range()]);
                 let func = self.current_func();
-                self.model.assigns.push(Assign { target, ty: None, value: value.clone(), span: sp, func });
+                self.model.assigns.push(Assign {
+                    target,
+                    ty: None,
+                    value: value.clone(),
+                    span: sp,
+                    func,
+                });
                 return Lowered::Expr(value, depth);
             }
             return Lowered::Nothing;
@@ -531,10 +604,15 @@ impl<'a> Lowerer<'a> {
     ) -> Lowered {
         let args = match take(&mut children, shape.arguments) {
             Some(Lowered::Args(args)) => args,
-            Some(Lowered::Expr(e, _)) => vec![Arg { name: None, value: e }],
+            Some(Lowered::Expr(e, _)) => vec![Arg {
+                name: None,
+                value: e,
+            }],
             _ => Vec::new(),
         };
-        let has_block = shape.block.is_some_and(|b| node.child_by_field_name(b).is_some());
+        let has_block = shape
+            .block
+            .is_some_and(|b| node.child_by_field_name(b).is_some());
         let (name, callee, receiver, name_span) = if let Some(f) = shape.function {
             let Some(callee) = take_expr(&mut children, f) else {
                 return Lowered::Expr(Expr::other(self.text(node), sp), 1);
@@ -542,7 +620,9 @@ impl<'a> Lowerer<'a> {
             split_callee(callee)
         } else {
             let name_node = shape.name.and_then(|f| node.child_by_field_name(f));
-            let name = name_node.map(|n| self.src[n.byte_range()].to_string()).unwrap_or_default();
+            let name = name_node
+                .map(|n| self.src[n.byte_range()].to_string())
+                .unwrap_or_default();
             let name_span = name_node.map_or(sp, span);
             match shape.receiver.and_then(|f| take_expr(&mut children, f)) {
                 Some(recv) => {
@@ -554,13 +634,21 @@ impl<'a> Lowerer<'a> {
         };
         // `new redis.Client(..)`: the callee is the type; its last segment is the name.
         let name = if shape.constructor {
-            callee.rsplit(['.', ':']).next().unwrap_or(&callee).to_string()
+            callee
+                .rsplit(['.', ':'])
+                .next()
+                .unwrap_or(&callee)
+                .to_string()
         } else {
             name
         };
         if has(self.t.import_calls, &name) {
             if let Some(path) = args.first().and_then(|a| a.value.as_str()) {
-                self.model.imports.push(Import { path: path.to_string(), alias: None, span: sp });
+                self.model.imports.push(Import {
+                    path: path.to_string(),
+                    alias: None,
+                    span: sp,
+                });
             }
         }
         let id = self.model.calls.len();
@@ -577,7 +665,14 @@ impl<'a> Lowerer<'a> {
             block: self.block_stack.last().copied().unwrap_or(0),
             usage: if has_block { Usage::Guard } else { Usage::Used },
         });
-        Lowered::Expr(Expr { kind: ExprKind::Call(id), text, span: sp }, 1)
+        Lowered::Expr(
+            Expr {
+                kind: ExprKind::Call(id),
+                text,
+                span: sp,
+            },
+            1,
+        )
     }
 
     fn assign(
@@ -587,7 +682,9 @@ impl<'a> Lowerer<'a> {
         mut children: Vec<(Option<&'static str>, Lowered)>,
         sp: Span,
     ) {
-        let Some(target_node) = node.child_by_field_name(shape.target) else { return };
+        let Some(target_node) = node.child_by_field_name(shape.target) else {
+            return;
+        };
         let mut target = collapse_ws(&self.src[target_node.byte_range()]);
         let value = shape.value.and_then(|f| take_expr(&mut children, f));
         let ty = shape.ty.and_then(|f| {
@@ -608,7 +705,13 @@ impl<'a> Lowerer<'a> {
             self.set_usage(&value, Usage::Assigned(target.clone()));
         }
         let func = self.current_func();
-        self.model.assigns.push(Assign { target, ty, value, span: sp, func });
+        self.model.assigns.push(Assign {
+            target,
+            ty,
+            value,
+            span: sp,
+            func,
+        });
     }
 
     fn set_usage(&mut self, e: &Expr, usage: Usage) {
@@ -670,7 +773,12 @@ fn split_callee(callee: Expr) -> (String, String, Option<Box<Expr>>, Span) {
                     text: recv_text,
                     span: Span::new(callee.span.start, callee.span.start + dot),
                 };
-                (path[dot + 1..].to_string(), path, Some(Box::new(recv)), name_span)
+                (
+                    path[dot + 1..].to_string(),
+                    path,
+                    Some(Box::new(recv)),
+                    name_span,
+                )
             }
             None => (path.clone(), path, None, name_span),
         },
@@ -683,7 +791,10 @@ fn split_callee(callee: Expr) -> (String, String, Option<Box<Expr>>, Span) {
 }
 
 fn is_expression_like(kind: &str) -> bool {
-    !kind.ends_with("statement") && !kind.ends_with("definition") && !kind.ends_with("declaration") && kind != "block"
+    !kind.ends_with("statement")
+        && !kind.ends_with("definition")
+        && !kind.ends_with("declaration")
+        && kind != "block"
 }
 
 fn parse_int(s: &str) -> Option<i64> {

@@ -56,7 +56,11 @@ fn rows(report: &Report) -> Vec<Row<'_>> {
                 file,
                 site,
                 line: index.line_col(site.span.start).0,
-                releases: site.releases.iter().map(|(sp, ok)| (index.line_col(sp.start).0, *ok)).collect(),
+                releases: site
+                    .releases
+                    .iter()
+                    .map(|(sp, ok)| (index.line_col(sp.start).0, *ok))
+                    .collect(),
             });
         }
     }
@@ -76,7 +80,11 @@ fn release_text(r: &Row) -> String {
 }
 
 fn cells(r: &Row) -> [String; 8] {
-    let findings = if r.site.findings.is_empty() { "-".into() } else { r.site.findings.join(",") };
+    let findings = if r.site.findings.is_empty() {
+        "-".into()
+    } else {
+        r.site.findings.join(",")
+    };
     [
         format!("{}:{}", r.file.path, r.line),
         r.file.language.name().to_string(),
@@ -89,14 +97,20 @@ fn cells(r: &Row) -> [String; 8] {
     ]
 }
 
-const HEADERS: [&str; 8] = ["site", "language", "library", "key", "ttl", "wait", "release", "findings"];
+const HEADERS: [&str; 8] = [
+    "site", "language", "library", "key", "ttl", "wait", "release", "findings",
+];
 
 pub fn render(report: &Report, format: AuditFormat) -> String {
     let rows = rows(report);
     match format {
         AuditFormat::Json => json(&rows),
         AuditFormat::Markdown => {
-            let mut out = format!("| {} |\n|{}\n", HEADERS.join(" | "), "---|".repeat(HEADERS.len()));
+            let mut out = format!(
+                "| {} |\n|{}\n",
+                HEADERS.join(" | "),
+                "---|".repeat(HEADERS.len())
+            );
             for r in &rows {
                 let c = cells(r).map(|c| c.replace('|', "\\|"));
                 out.push_str(&format!("| {} |\n", c.join(" | ")));
@@ -112,15 +126,22 @@ pub fn render(report: &Report, format: AuditFormat) -> String {
                 }
             }
             let line = |cells: &[String]| {
-                let padded: Vec<String> =
-                    cells.iter().zip(widths).map(|(c, w)| format!("{c:<w$}")).collect();
+                let padded: Vec<String> = cells
+                    .iter()
+                    .zip(widths)
+                    .map(|(c, w)| format!("{c:<w$}"))
+                    .collect();
                 padded.join("  ").trim_end().to_string() + "\n"
             };
             let mut out = line(&HEADERS.map(String::from));
             for c in &all {
                 out.push_str(&line(c));
             }
-            out.push_str(&format!("{} lock site{}\n", rows.len(), if rows.len() == 1 { "" } else { "s" }));
+            out.push_str(&format!(
+                "{} lock site{}\n",
+                rows.len(),
+                if rows.len() == 1 { "" } else { "s" }
+            ));
             out
         }
     }
@@ -143,7 +164,14 @@ fn json(rows: &[Row]) -> String {
             class: r.site.class.name(),
             evidence: &r.site.evidence,
             release_line: r.releases.first().map(|(l, _)| *l),
-            releases: r.releases.iter().map(|(line, ok)| JsonRelease { line: *line, owner_checked: *ok }).collect(),
+            releases: r
+                .releases
+                .iter()
+                .map(|(line, ok)| JsonRelease {
+                    line: *line,
+                    owner_checked: *ok,
+                })
+                .collect(),
             protection: "none",
             findings: &r.site.findings,
         })

@@ -88,7 +88,10 @@ pub fn chain_successors(model: &FileModel) -> HashMap<CallId, CallId> {
 }
 
 /// The catalog API a call matches, with the evidence that it is that library's.
+/// When several libraries fit (`redis.NewScript` is both go-redis and redigo),
+/// the one the file imports wins.
 pub fn match_api(model: &FileModel, catalog: &Catalog, call: &Call) -> Option<(usize, String)> {
+    let mut fallback = None;
     for &api_id in catalog.candidates(model.language, &call.name) {
         let api = &catalog.apis[api_id];
         let lib = catalog.library_of(api);
@@ -100,11 +103,13 @@ pub fn match_api(model: &FileModel, catalog: &Catalog, call: &Call) -> Option<(u
                 .find(|f| receiver::path_matches(model, &call.callee, f))
                 .map(|f| format!("call of `{f}`"))
         };
-        if let Some(evidence) = evidence {
+        let Some(evidence) = evidence else { continue };
+        if receiver::imported(model, lib) {
             return Some((api_id, evidence));
         }
+        fallback = fallback.or(Some((api_id, evidence)));
     }
-    None
+    fallback
 }
 
 /// All canonical commands of a file.
@@ -112,7 +117,9 @@ pub fn commands(model: &FileModel, catalog: &Catalog) -> Vec<Command> {
     let next = chain_successors(model);
     let mut out = Vec::new();
     for call in &model.calls {
-        let Some((api_id, evidence)) = match_api(model, catalog, call) else { continue };
+        let Some((api_id, evidence)) = match_api(model, catalog, call) else {
+            continue;
+        };
         if matches!(catalog.apis[api_id].kind, ApiKind::Command(_)) {
             build(model, catalog, api_id, call, &next, evidence, &mut out);
         }
@@ -200,6 +207,7 @@ fn build(
     for opt in got.take(ArgRole::Options) {
         let opt = resolve::resolve(model, &opt, call.func);
         option_tokens(model, opt, &mut |word, value| {
+            let word = api.option_aliases.get(word).map_or(word, String::as_str);
             if spec.is_option(word) {
                 let value = if spec.takes_value(word) {
                     value.cloned()
@@ -207,12 +215,15 @@ fn build(
                     None
                 };
                 cmd.flags.insert(word.to_ascii_uppercase(), value);
+            } else if let Some(v) = value.and_then(|v| v.as_str()).filter(|v| spec.is_option(v)) {
+                // `Mode: "NX"`: the value is the option word.
+                cmd.flags.insert(v.to_ascii_uppercase(), None);
             }
         });
     }
     let script_src = got.take(ArgRole::Script).into_iter().next();
     if let Some(src) = script_src {
-        let mut keys = got.take(ArgRole::ScriptKeys);
+        let mut keys = flatten(got.take(ArgRole::ScriptKeys));
         let invocations = script_invocations(model, api, call, next);
         if keys.is_empty() {
             keys = invocations.iter().flat_map(|(k, _)| k.clone()).collect();
@@ -233,7 +244,9 @@ fn apply_words(
     cmd: &mut Command,
 ) {
     let mut rest = words.iter();
-    for role in &spec.args {
+    // When the key came from its own slot, the words are only options (`'PX', ms, 'NX'`).
+    let positional: &[String] = if cmd.keys.is_empty() { &spec.args } else { &[] };
+    for role in positional {
         match role.as_str() {
             "keys..." => {
                 cmd.keys.extend(rest.by_ref().cloned());
@@ -303,37 +316,40 @@ fn option_tokens(model: &FileModel, e: &Expr, f: &mut dyn FnMut(&str, Option<&Ex
     }
 }
 
+/// `[k1, k2]` / `[]string{k}` → `k1, k2`; anything else stays itself.
+fn flatten(values: Vec<Expr>) -> Vec<Expr> {
+    values
+        .into_iter()
+        .flat_map(|e| match e.peel().kind.clone() {
+            ExprKind::List(items) => items,
+            _ => vec![e],
+        })
+        .collect()
+}
+
 /// Where a script object returned by `call` is run with its keys:
-/// `release = r.register_script(S); release(keys=[k])`, or
-/// `let s = Script::new(S); s.key(k).invoke(..)`.
+/// `release = r.register_script(S); release(keys=[k])`, `script.Run(ctx, rdb, keys)`,
+/// `redis.NewScript(S).Run(..)`, or a builder `Script::new(S).key(k).invoke(..)`.
 fn script_invocations(
     model: &FileModel,
     api: &Api,
     call: &Call,
     next: &HashMap<CallId, CallId>,
 ) -> Vec<(Vec<Expr>, Span)> {
-    let Usage::Assigned(var) = &call.usage else {
-        return Vec::new();
+    let var = match &call.usage {
+        Usage::Assigned(v) => Some(v.as_str()),
+        _ => None,
     };
     let mut out = Vec::new();
     for c in &model.calls {
-        let called_directly = c.receiver.is_none() && &c.callee == var;
-        let chained = c.receiver.as_deref().and_then(Expr::as_name) == Some(var.as_str())
-            && api.chain.contains_key(&c.name);
-        if called_directly && !api.invoke.is_empty() {
-            let keys = api
-                .invoke
-                .get(&ArgRole::ScriptKeys)
-                .map(|slot| slot_values(c, slot))
-                .unwrap_or_default()
-                .into_iter()
-                .flat_map(|e| match e.peel().kind.clone() {
-                    ExprKind::List(items) => items,
-                    _ => vec![e],
-                })
-                .collect();
-            out.push((keys, c.span));
-        } else if chained {
+        let on_var = var.is_some() && c.receiver.as_deref().and_then(Expr::as_name) == var;
+        let called = var.is_some() && c.receiver.is_none() && Some(c.callee.as_str()) == var;
+        let chained = c.receiver_call() == Some(call.id);
+        if !(on_var || called || chained) {
+            continue;
+        }
+        if api.chain.contains_key(&c.name) {
+            // A builder: `.key(k).arg(t).invoke(..)`.
             let mut keys = Vec::new();
             let mut cur = c.id;
             loop {
@@ -351,6 +367,8 @@ fn script_invocations(
                 }
             }
             out.push((keys, c.span));
+        } else if let Some(slot) = api.invoke.get(&ArgRole::ScriptKeys) {
+            out.push((flatten(slot_values(c, slot)), c.span));
         }
     }
     out

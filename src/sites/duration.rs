@@ -25,7 +25,13 @@ pub fn to_ms(model: &FileModel, e: &Expr, unit: Option<&str>, func: Option<FuncI
     (v.is_finite() && v >= 0.0).then_some(v.round() as i64)
 }
 
-fn eval(model: &FileModel, e: &Expr, unit: Option<&str>, func: Option<FuncId>, depth: u8) -> Option<f64> {
+fn eval(
+    model: &FileModel,
+    e: &Expr,
+    unit: Option<&str>,
+    func: Option<FuncId>,
+    depth: u8,
+) -> Option<f64> {
     if depth > 8 {
         return None;
     }
@@ -49,8 +55,14 @@ fn eval(model: &FileModel, e: &Expr, unit: Option<&str>, func: Option<FuncId>, d
                     (None, Some(b)) => Some(eval(model, lhs, unit, func, depth + 1)? * b),
                     (None, None) => None,
                 },
-                '+' => Some(eval(model, lhs, unit, func, depth + 1)? + eval(model, rhs, unit, func, depth + 1)?),
-                '-' => Some(eval(model, lhs, unit, func, depth + 1)? - eval(model, rhs, unit, func, depth + 1)?),
+                '+' => Some(
+                    eval(model, lhs, unit, func, depth + 1)?
+                        + eval(model, rhs, unit, func, depth + 1)?,
+                ),
+                '-' => Some(
+                    eval(model, lhs, unit, func, depth + 1)?
+                        - eval(model, rhs, unit, func, depth + 1)?,
+                ),
                 '/' => {
                     let d = factor(rhs)?;
                     (d != 0.0).then_some(eval(model, lhs, unit, func, depth + 1)? / d)
@@ -98,7 +110,12 @@ fn named_unit(name: &str) -> Option<f64> {
 
 /// Milliseconds per unit of a Java `TimeUnit` argument (`TimeUnit.SECONDS`).
 pub fn time_unit_ms(e: &Expr) -> Option<f64> {
-    let name = e.peel().text.rsplit(['.', ':']).next()?.to_ascii_uppercase();
+    let name = e
+        .peel()
+        .text
+        .rsplit(['.', ':'])
+        .next()?
+        .to_ascii_uppercase();
     Some(match name.as_str() {
         "NANOSECONDS" => 1e-6,
         "MICROSECONDS" => 1e-3,

@@ -10,7 +10,9 @@
 
 use super::command::{match_api, slot_values};
 use super::{duration, resolve, Class, LockSite, Release, Ttl, Wait};
-use crate::catalog::{Acquires, AcquireMethod, ApiKind, Catalog, DurationSlot, Library, LockSpec, Scope, Slot};
+use crate::catalog::{
+    AcquireMethod, Acquires, ApiKind, Catalog, DurationSlot, Library, LockSpec, Scope, Slot,
+};
 use crate::model::{Call, CallId, Expr, FileModel, Span, Usage};
 
 /// Where a lock object or handle lives, to find the calls made on it.
@@ -41,7 +43,10 @@ impl Binding {
     /// Is the object passed to `c` (`redlock.unlock(lock)`, `rl.unlock(&lock)`)?
     fn is_argument_of(&self, model: &FileModel, c: &Call) -> bool {
         let Some(var) = &self.var else { return false };
-        c.args.iter().any(|a| a.value.as_name() == Some(var.as_str())) && self.visible_from(model, c)
+        c.args
+            .iter()
+            .any(|a| a.value.as_name() == Some(var.as_str()))
+            && self.visible_from(model, c)
     }
 
     /// Locals only within their function; attributes (`self.lock`, `@lock`) anywhere.
@@ -53,7 +58,11 @@ impl Binding {
 }
 
 fn slot_of(call: &Call, pos: Option<usize>, kw: Option<&String>) -> Option<Expr> {
-    let slot = Slot { pos, kw: kw.cloned(), rest: false };
+    let slot = Slot {
+        pos,
+        kw: kw.cloned(),
+        rest: false,
+    };
     slot_values(call, &slot).into_iter().next()
 }
 
@@ -61,33 +70,52 @@ fn duration_arg(call: &Call, d: &DurationSlot) -> Option<Expr> {
     slot_of(call, d.pos, d.kw.as_ref()).filter(|e| !e.is_nullish())
 }
 
-/// The duration slot's value: the acquire method's own slot first, then the
-/// factory's; and the default that applies when neither was written.
+/// A duration slot's resolution: the value written (and the slot it was
+/// found in), and the default that applies when none was.
+struct Picked<'s> {
+    given: Option<(Expr, &'s DurationSlot, &'s Call)>,
+    default: Option<&'s str>,
+}
+
+/// The acquire method's own slot first, then the factory's; `None` when
+/// neither the method nor the factory has a slot for this duration.
 fn pick<'s>(
     method_slot: Option<&'s DurationSlot>,
     factory_slot: Option<&'s DurationSlot>,
-    factory: &Call,
+    factory: &'s Call,
     acquire: &'s Call,
-) -> Option<(Option<(Expr, &'s DurationSlot)>, Option<&'s str>)> {
+) -> Option<Picked<'s>> {
     if method_slot.is_none() && factory_slot.is_none() {
         return None;
     }
     let given = method_slot
-        .and_then(|s| duration_arg(acquire, s).map(|v| (v, s)))
-        .or_else(|| factory_slot.and_then(|s| duration_arg(factory, s).map(|v| (v, s))));
-    let default = method_slot.and_then(|s| s.default.as_deref()).or(factory_slot.and_then(|s| s.default.as_deref()));
-    Some((given, default))
+        .and_then(|s| duration_arg(acquire, s).map(|v| (v, s, acquire)))
+        .or_else(|| factory_slot.and_then(|s| duration_arg(factory, s).map(|v| (v, s, factory))));
+    let default = method_slot
+        .and_then(|s| s.default.as_deref())
+        .or(factory_slot.and_then(|s| s.default.as_deref()));
+    Some(Picked { given, default })
 }
 
-fn ttl_of(model: &FileModel, spec: &LockSpec, factory: &Call, acquire: &Call, method: Option<&AcquireMethod>) -> (Ttl, Option<i64>) {
-    let Some((given, default)) = pick(method.and_then(|m| m.ttl.as_ref()), spec.ttl.as_ref(), factory, acquire) else {
+fn ttl_of(
+    model: &FileModel,
+    spec: &LockSpec,
+    factory: &Call,
+    acquire: &Call,
+    method: Option<&AcquireMethod>,
+) -> (Ttl, Option<i64>) {
+    let Some(Picked { given, default }) = pick(
+        method.and_then(|m| m.ttl.as_ref()),
+        spec.ttl.as_ref(),
+        factory,
+        acquire,
+    ) else {
         return match spec.scope {
             Some(scope) => (Ttl::Scoped(scope), None),
             None => (Ttl::Default("library default".into()), None),
         };
     };
-    if let Some((v, slot)) = given {
-        let call = if method.and_then(|m| m.ttl.as_ref()).is_some_and(|_| duration_arg(acquire, slot).is_some()) { acquire } else { factory };
+    if let Some((v, slot, call)) = given {
         let ms = match slot.unit.as_deref() {
             Some("timeunit") => time_unit_ms(model, call, slot, &v),
             unit => duration::to_ms(model, &v, unit, call.func),
@@ -99,23 +127,39 @@ fn ttl_of(model: &FileModel, spec: &LockSpec, factory: &Call, acquire: &Call, me
         (Some("session"), _) => (Ttl::Scoped(Scope::Session), None),
         (_, Some(scope)) => (Ttl::Scoped(scope), None),
         (Some("never") | None, None) => (Ttl::Absent, None),
-        (Some(d), None) => (Ttl::Default(d.to_string()), duration::parse_text(d).map(|x| x as i64)),
+        (Some(d), None) => (
+            Ttl::Default(d.to_string()),
+            duration::parse_text(d).map(|x| x as i64),
+        ),
     }
 }
 
 /// `lock(10, TimeUnit.SECONDS)`: the value times the unit that follows it.
 fn time_unit_ms(model: &FileModel, call: &Call, slot: &DurationSlot, v: &Expr) -> Option<i64> {
-    let unit = slot.pos.and_then(|p| call.positional(p + 1)).and_then(duration::time_unit_ms)?;
+    let unit = slot
+        .pos
+        .and_then(|p| call.positional(p + 1))
+        .and_then(duration::time_unit_ms)?;
     let n = duration::to_ms(model, v, Some("ms"), call.func)? as f64;
     Some((n * unit).round() as i64)
 }
 
-fn wait_of(spec: &LockSpec, factory: &Call, acquire: &Call, method: Option<&AcquireMethod>) -> Wait {
-    let Some((given, default)) = pick(method.and_then(|m| m.wait.as_ref()), spec.wait.as_ref(), factory, acquire) else {
+fn wait_of(
+    spec: &LockSpec,
+    factory: &Call,
+    acquire: &Call,
+    method: Option<&AcquireMethod>,
+) -> Wait {
+    let Some(Picked { given, default }) = pick(
+        method.and_then(|m| m.wait.as_ref()),
+        spec.wait.as_ref(),
+        factory,
+        acquire,
+    ) else {
         return Wait::NotApplicable;
     };
     match (given, default) {
-        (Some((v, _)), _) => Wait::Given(v),
+        (Some((v, _, _)), _) => Wait::Given(v),
         (None, Some("never")) => Wait::Forever,
         (None, Some("none")) => Wait::NoWait,
         (None, Some(d)) => Wait::Default(d.to_string()),
@@ -132,14 +176,27 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn site(&self, factory: &Call, acquire: &Call, method: Option<&AcquireMethod>, span: Span) -> LockSite {
-        let key = self.spec.key.as_ref().and_then(|s| slot_values(factory, s).into_iter().next());
+    fn site(
+        &self,
+        factory: &Call,
+        acquire: &Call,
+        method: Option<&AcquireMethod>,
+        span: Span,
+    ) -> LockSite {
+        let key = self
+            .spec
+            .key
+            .as_ref()
+            .and_then(|s| slot_values(factory, s).into_iter().next());
         let key_text = key
             .as_ref()
             .map(|k| resolve::key_text(self.model, k, factory.func))
             .unwrap_or_default();
         let owner = self.spec.owner.as_ref().and_then(|s| {
-            slot_values(acquire, s).into_iter().next().or_else(|| slot_values(factory, s).into_iter().next())
+            slot_values(acquire, s)
+                .into_iter()
+                .next()
+                .or_else(|| slot_values(factory, s).into_iter().next())
         });
         let (ttl, ttl_ms) = ttl_of(self.model, self.spec, factory, acquire, method);
         LockSite {
@@ -174,12 +231,27 @@ fn acquire_method<'s>(spec: &'s LockSpec, c: &Call) -> Option<&'s AcquireMethod>
 }
 
 /// Adds the library-lock sites and releases of one file.
-pub fn analyze(model: &FileModel, catalog: &Catalog, sites: &mut Vec<LockSite>, releases: &mut Vec<Release>) {
+pub fn analyze(
+    model: &FileModel,
+    catalog: &Catalog,
+    sites: &mut Vec<LockSite>,
+    releases: &mut Vec<Release>,
+) {
     for call in &model.calls {
-        let Some((api_id, evidence)) = match_api(model, catalog, call) else { continue };
+        let Some((api_id, evidence)) = match_api(model, catalog, call) else {
+            continue;
+        };
         let api = &catalog.apis[api_id];
-        let ApiKind::Lock(spec) = &api.kind else { continue };
-        let cx = Ctx { model, lib: catalog.library_of(api), api_id: &api.id, spec, evidence };
+        let ApiKind::Lock(spec) = &api.kind else {
+            continue;
+        };
+        let cx = Ctx {
+            model,
+            lib: catalog.library_of(api),
+            api_id: &api.id,
+            spec,
+            evidence,
+        };
         let object = Binding::of(call);
         let first = sites.len();
         let now = spec.acquires == Acquires::Now || call.usage == Usage::Guard;
@@ -188,12 +260,15 @@ pub fn analyze(model: &FileModel, catalog: &Catalog, sites: &mut Vec<LockSite>, 
         }
         if spec.acquires == Acquires::OnUse {
             for c in &model.calls {
-                if let Some(m) = acquire_method(spec, c).filter(|_| object.is_receiver_of(model, c)) {
+                if let Some(m) = acquire_method(spec, c).filter(|_| object.is_receiver_of(model, c))
+                {
                     sites.push(cx.site(call, c, Some(m), c.span));
                 }
             }
             for (name, span) in &model.guard_names {
-                if object.var.as_deref() == Some(name.as_str()) && model.call(call.id).span.start < span.start {
+                if object.var.as_deref() == Some(name.as_str())
+                    && model.call(call.id).span.start < span.start
+                {
                     sites.push(cx.site(call, call, None, *span));
                 }
             }
@@ -203,7 +278,11 @@ pub fn analyze(model: &FileModel, catalog: &Catalog, sites: &mut Vec<LockSite>, 
         }
         // Releases: on the object / handle, or the handle passed to the manager.
         let handles: Vec<Binding> = std::iter::once(object)
-            .chain(sites[first..].iter().map(|s| Binding::of(model.call(s.call))))
+            .chain(
+                sites[first..]
+                    .iter()
+                    .map(|s| Binding::of(model.call(s.call))),
+            )
             .collect();
         for c in &model.calls {
             let checked = spec.release_methods.contains(&c.name);
@@ -211,7 +290,10 @@ pub fn analyze(model: &FileModel, catalog: &Catalog, sites: &mut Vec<LockSite>, 
             if !(checked || unchecked) {
                 continue;
             }
-            if !handles.iter().any(|h| h.is_receiver_of(model, c) || h.is_argument_of(model, c)) {
+            if !handles
+                .iter()
+                .any(|h| h.is_receiver_of(model, c) || h.is_argument_of(model, c))
+            {
                 continue;
             }
             let site = &mut sites[first];

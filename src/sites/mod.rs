@@ -243,7 +243,11 @@ pub fn analyze<'m>(model: &'m FileModel, catalog: &Catalog) -> FileAnalysis<'m> 
         let ttl_ms = match &ttl {
             Ttl::Given(Some(e)) => {
                 let ms_flags = ["PX", "PEXPIRE"];
-                let unit = if cmd.flags.keys().any(|f| ms_flags.contains(&f.as_str())) { "ms" } else { "s" };
+                let unit = if cmd.flags.keys().any(|f| ms_flags.contains(&f.as_str())) {
+                    "ms"
+                } else {
+                    "s"
+                };
                 duration::to_ms(model, e, Some(unit), func_of(cmd))
             }
             _ => None,

@@ -63,22 +63,31 @@ fn alias_matches(model: &FileModel, callee: &str, full: &str) -> bool {
     })
 }
 
-fn imported(model: &FileModel, lib: &Library) -> bool {
+/// Does the file import one of the library's modules?
+pub fn imported(model: &FileModel, lib: &Library) -> bool {
     lib.clients
         .imports
         .iter()
         .any(|m| model.imports_module(m) || model.imports_module(&m.replace('.', "::")))
 }
 
-/// Whole-word match of a catalog type name in an annotation (`&mut redis::Connection`).
+/// A catalog type name in an annotation: `Connection` matches `&mut redis::Connection`,
+/// `redis.Client` matches `*redis.Client`, never a part of a longer name.
 fn type_matches(lib: &Library, ty: &str) -> Option<String> {
-    let words: Vec<&str> = ty
-        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+    let paths: Vec<String> = ty
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == ':'))
+        .filter(|p| !p.is_empty())
+        .map(canon)
         .collect();
     lib.clients
         .types
         .iter()
-        .find(|t| words.contains(&t.as_str()))
+        .find(|t| {
+            let t = canon(t);
+            paths
+                .iter()
+                .any(|p| *p == t || p.ends_with(&format!(".{t}")))
+        })
         .cloned()
 }
 
@@ -104,31 +113,50 @@ fn is_constructor(model: &FileModel, lib: &Library, e: &Expr) -> Option<String> 
 
 /// Evidence that `call`'s receiver is `lib`'s client, or `None`.
 pub fn evidence(model: &FileModel, lib: &Library, call: &Call) -> Option<String> {
-    let recv = call.receiver.as_deref()?.peel();
+    let recv = call.receiver.as_deref()?;
+    expr_evidence(model, lib, call, recv, 0)
+}
+
+/// How deep `x = client.accessor(); x.y = x; ...` chains are followed.
+const MAX_DEPTH: u8 = 4;
+
+/// Evidence that the expression `recv` (seen from `call`) is a client.
+fn expr_evidence(
+    model: &FileModel,
+    lib: &Library,
+    call: &Call,
+    recv: &Expr,
+    depth: u8,
+) -> Option<String> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let recv = recv.peel();
     if let Some(c) = is_constructor(model, lib, recv) {
         return Some(format!("receiver is built by `{c}`"));
     }
-    let name = match &recv.kind {
-        ExprKind::Name(n) => n.as_str(),
+    match &recv.kind {
+        ExprKind::Name(n) => name_evidence(model, lib, call, n, depth),
         ExprKind::Call(id) => {
             // `self.pool.get().unwrap().del(..)`, `template.opsForValue().setIfAbsent(..)`.
             let inner = model.call(*id);
-            let accessor = lib.clients.accessors.iter().any(|a| *a == inner.name);
-            if PASS_THROUGH.contains(&inner.name.as_str()) || accessor {
-                if let Some(r) = inner.receiver.as_deref() {
-                    let mut inner_call = call.clone();
-                    inner_call.receiver = Some(Box::new(r.clone()));
-                    return evidence(model, lib, &inner_call);
-                }
+            let accessor = lib.clients.accessors.contains(&inner.name);
+            if !(PASS_THROUGH.contains(&inner.name.as_str()) || accessor) {
+                return None;
             }
-            return None;
+            expr_evidence(model, lib, call, inner.receiver.as_deref()?, depth + 1)
         }
-        _ => return None,
-    };
-    evidence_for_name(model, lib, call, name)
+        _ => None,
+    }
 }
 
-fn evidence_for_name(model: &FileModel, lib: &Library, call: &Call, name: &str) -> Option<String> {
+fn name_evidence(
+    model: &FileModel,
+    lib: &Library,
+    call: &Call,
+    name: &str,
+    depth: u8,
+) -> Option<String> {
     // Bound in this file: `r = redis.Redis(..)`, `self.redis = ..`, `let con: Connection = ..`.
     let binding = model.lookup(name, call.func, call.span.start).or_else(|| {
         // Attributes (`self.redis`) are usually bound in another method.
@@ -137,20 +165,20 @@ fn evidence_for_name(model: &FileModel, lib: &Library, call: &Call, name: &str) 
             .flatten()
     });
     if let Some(a) = binding {
-        if let Some(c) = is_constructor(model, lib, &a.value) {
-            return Some(format!("`{name}` is built by `{c}`"));
-        }
         if let Some(t) = a.ty.as_deref().and_then(|ty| type_matches(lib, ty)) {
             return Some(format!("`{name}` is declared as `{t}`"));
+        }
+        // `lock_client = client.lock_client()`: the value's own evidence.
+        if let Some(e) = expr_evidence(model, lib, call, &a.value, depth + 1) {
+            return Some(e);
         }
     }
     if let Some(p) = model.function_param(call.func, name) {
         if let Some(t) = p.ty.as_deref().and_then(|ty| type_matches(lib, ty)) {
-            if imported(model, lib)
-                || p.ty
-                    .as_deref()
-                    .is_some_and(|ty| lib.clients.imports.iter().any(|m| ty.contains(m.as_str())))
-            {
+            let qualified =
+                p.ty.as_deref()
+                    .is_some_and(|ty| lib.clients.imports.iter().any(|m| ty.contains(m.as_str())));
+            if imported(model, lib) || qualified {
                 return Some(format!("parameter `{name}` has type `{t}`"));
             }
         }
@@ -161,7 +189,10 @@ fn evidence_for_name(model: &FileModel, lib: &Library, call: &Call, name: &str) 
     let field = model.assigns.iter().find(|a| {
         a.func.is_none() && a.target.rsplit(['.', ':']).next() == Some(last) && a.ty.is_some()
     });
-    if let Some(t) = field.and_then(|a| a.ty.as_deref()).and_then(|ty| type_matches(lib, ty)) {
+    if let Some(t) = field
+        .and_then(|a| a.ty.as_deref())
+        .and_then(|ty| type_matches(lib, ty))
+    {
         return Some(format!("`{last}` is a field of type `{t}`"));
     }
     if lib.clients.names.iter().any(|n| n == last) && imported(model, lib) {

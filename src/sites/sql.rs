@@ -17,13 +17,32 @@ fn sql_text(model: &FileModel, e: &Expr, func: Option<usize>) -> Option<String> 
         ExprKind::Str(s) => Some(s.to_ascii_uppercase()),
         // An interpolated string still shows its SQL: `f"SELECT pg_advisory_lock({k})"`.
         ExprKind::Template => Some(e.text.to_ascii_uppercase()),
+        // `"SELECT pg_advisory_lock(" + id + ")"`: the literal parts.
+        ExprKind::Binary { op: '+', .. } => {
+            let mut parts = String::new();
+            let mut stack = vec![e];
+            while let Some(x) = stack.pop() {
+                match &x.peel().kind {
+                    ExprKind::Binary { op: '+', lhs, rhs } => {
+                        stack.push(rhs);
+                        stack.push(lhs);
+                    }
+                    ExprKind::Str(s) => parts.push_str(s),
+                    _ => parts.push('?'),
+                }
+            }
+            Some(parts.to_ascii_uppercase())
+        }
         ExprKind::Call(id) => {
             // `text("...")`, `sqlx::query("...")`, `knex.raw("...")`: look one call deep.
             let inner = model.call(*id);
-            inner.args.first().and_then(|a| match &resolve::resolve(model, &a.value, func).kind {
-                ExprKind::Str(s) => Some(s.to_ascii_uppercase()),
-                _ => None,
-            })
+            inner
+                .args
+                .first()
+                .and_then(|a| match &resolve::resolve(model, &a.value, func).kind {
+                    ExprKind::Str(s) => Some(s.to_ascii_uppercase()),
+                    _ => None,
+                })
         }
         _ => None,
     }
@@ -40,11 +59,16 @@ pub fn analyze(model: &FileModel, catalog: &Catalog, sites: &mut Vec<LockSite>) 
     }
     // `text("..")` inside `execute(..)` is found once, at `execute`, which
     // reads its argument calls one level deep.
-    let nested: std::collections::HashSet<usize> =
-        model.calls.iter().flat_map(|c| c.args.iter().filter_map(|a| a.value.as_call())).collect();
+    let nested: std::collections::HashSet<usize> = model
+        .calls
+        .iter()
+        .flat_map(|c| c.args.iter().filter_map(|a| a.value.as_call()))
+        .collect();
     for call in model.calls.iter().filter(|c| !nested.contains(&c.id)) {
         for arg in &call.args {
-            let Some(sql) = sql_text(model, &arg.value, call.func) else { continue };
+            let Some(sql) = sql_text(model, &arg.value, call.func) else {
+                continue;
+            };
             let sql = squeeze(&sql);
             let Some(lock) = catalog
                 .sql
@@ -78,7 +102,10 @@ pub fn analyze(model: &FileModel, catalog: &Catalog, sites: &mut Vec<LockSite>) 
                 redlock: false,
                 fencing: None,
                 func: call.func,
-                evidence: vec![format!("SQL text calls {}", lock.needle.trim_end_matches('('))],
+                evidence: vec![format!(
+                    "SQL text calls {}",
+                    lock.needle.trim_end_matches('(')
+                )],
                 class: Class::Unclassified,
                 releases: Vec::new(),
             });
