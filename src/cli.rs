@@ -37,6 +37,12 @@ pub enum Command {
     },
     /// List every rule with its code, name, default severity and summary.
     Rules,
+    /// List every library the catalog recognises (markdown table).
+    Libraries {
+        /// Extra catalog folders to include (repeatable).
+        #[arg(long = "rules", value_name = "DIR")]
+        rules_dirs: Vec<PathBuf>,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -107,6 +113,13 @@ pub fn main_with(args: impl IntoIterator<Item = String>) -> ExitCode {
         Command::Audit(args) => audit(args),
         Command::Explain { rule } => explain(&rule),
         Command::Rules => rules(),
+        Command::Libraries { rules_dirs } => match load_catalog(&rules_dirs) {
+            Some(c) => {
+                emit(&c.libraries_markdown());
+                ExitCode::SUCCESS
+            }
+            None => ExitCode::from(2),
+        },
     }
 }
 

@@ -224,3 +224,32 @@ fn missing_path_is_reported() {
             "does/not/exist: no such file or directory",
         ));
 }
+
+/// The README's library table is `lock-audit libraries`; regenerate it with
+/// `UPDATE_README=1 cargo test readme_library_table`.
+#[test]
+fn readme_library_table_is_in_sync() {
+    let out = lock_audit()
+        .arg("libraries")
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let table = String::from_utf8(out).unwrap();
+    let readme = fs::read_to_string("README.md").unwrap();
+    let (start, end) = ("<!-- libraries:start -->\n", "<!-- libraries:end -->");
+    let (Some(a), Some(b)) = (readme.find(start), readme.find(end)) else {
+        panic!("README.md lacks the {start:?} / {end:?} markers");
+    };
+    let current = &readme[a + start.len()..b];
+    if std::env::var_os("UPDATE_README").is_some() {
+        let updated = format!("{}{}{}", &readme[..a + start.len()], table, &readme[b..]);
+        fs::write("README.md", updated).unwrap();
+        return;
+    }
+    assert_eq!(
+        current, table,
+        "README library table is stale: run UPDATE_README=1 cargo test readme_library_table"
+    );
+}

@@ -22,7 +22,10 @@ struct Markers {
 fn site_after(line: &str) -> Option<String> {
     let pos = line.find("expect-site:")?;
     let rest = line[pos + "expect-site:".len()..].trim_start();
-    let lib: String = rest.chars().take_while(|c| c.is_alphanumeric() || "-_.".contains(*c)).collect();
+    let lib: String = rest
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || "-_.".contains(*c))
+        .collect();
     // A trailing marker only: prose that mentions the syntax is not one.
     let trailing = rest[lib.len()..].trim().is_empty();
     (!lib.is_empty() && trailing).then_some(lib)
@@ -177,4 +180,59 @@ fn markers_parse() {
     assert_eq!(m.expect.len(), 3);
     assert_eq!(m.sites.keys().next(), Some(&(3, "go-redis".to_string())));
     assert_eq!(m.expect_not, vec![(2, "LA102".to_string())]);
+}
+
+/// Per language, every rule has at least one positive (`expect:`) and one
+/// near-miss (`expect-not:`) fixture. Prints the coverage matrix.
+#[test]
+fn every_rule_is_covered_in_every_language() {
+    use lock_audit::checks::REGISTRY;
+    use lock_audit::model::Language;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let mut table = String::from("language     ");
+    for rule in REGISTRY {
+        table.push_str(&format!(" {:<9}", rule.code));
+    }
+    table.push('\n');
+    let mut gaps = Vec::new();
+    for lang in Language::ALL {
+        let mut pos: BTreeMap<String, usize> = BTreeMap::new();
+        let mut neg: BTreeMap<String, usize> = BTreeMap::new();
+        let dir = root.join(lang.name());
+        for e in walkdir::WalkDir::new(&dir)
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file())
+        {
+            let m = markers(&std::fs::read_to_string(e.path()).unwrap_or_default());
+            for ((_, code), n) in m.expect {
+                *pos.entry(code).or_default() += n;
+            }
+            for (_, code) in m.expect_not {
+                *neg.entry(code).or_default() += 1;
+            }
+        }
+        table.push_str(&format!("{:<13}", lang.name()));
+        for rule in REGISTRY {
+            let (p, n) = (
+                pos.get(rule.code).copied().unwrap_or(0),
+                neg.get(rule.code).copied().unwrap_or(0),
+            );
+            table.push_str(&format!(" {:<9}", format!("+{p}/-{n}")));
+            if p == 0 || n == 0 {
+                gaps.push(format!(
+                    "{} in {}: {p} positive, {n} negative",
+                    rule.code,
+                    lang.name()
+                ));
+            }
+        }
+        table.push('\n');
+    }
+    println!("{table}");
+    assert!(
+        gaps.is_empty(),
+        "fixture coverage gaps:\n{}\n\n{table}",
+        gaps.join("\n")
+    );
 }

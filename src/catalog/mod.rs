@@ -136,7 +136,7 @@ impl Catalog {
     /// API shapes that may match a call named `name` in `language`.
     pub fn candidates(&self, language: Language, name: &str) -> &[usize] {
         self.index
-            .get(&(language, name.to_string()))
+            .get(&(language.catalog_language(), name.to_string()))
             .map(Vec::as_slice)
             .unwrap_or(&[])
     }
@@ -147,5 +147,57 @@ impl Catalog {
 
     pub fn library_of(&self, api: &Api) -> &Library {
         &self.libraries[api.library]
+    }
+}
+
+impl Catalog {
+    /// A markdown table of every library the catalog knows, for `lock-audit
+    /// libraries` and the README (a test keeps the two in sync).
+    pub fn libraries_markdown(&self) -> String {
+        let mut rows: Vec<(String, String, String, String)> = Vec::new();
+        for (i, lib) in self.libraries.iter().enumerate() {
+            let mut calls: Vec<String> = self
+                .apis
+                .iter()
+                .filter(|a| a.library == i)
+                .flat_map(|a| a.methods.iter().chain(&a.functions))
+                .map(|m| format!("`{}`", compile::last_segment(m)))
+                .collect();
+            let mut seen = std::collections::HashSet::new();
+            calls.retain(|c| seen.insert(c.clone()));
+            let lang = match lib.language {
+                Language::JavaScript => "javascript, typescript".to_string(),
+                l => l.name().to_string(),
+            };
+            rows.push((
+                lang,
+                lib.name.clone(),
+                lib.backend.clone(),
+                calls.join(", "),
+            ));
+        }
+        let mut sql: Vec<String> = self
+            .sql
+            .iter()
+            .map(|q| format!("`{}`", q.needle.trim_end_matches('(')))
+            .collect();
+        let mut seen = std::collections::HashSet::new();
+        sql.retain(|c| seen.insert(c.clone()));
+        if !sql.is_empty() {
+            rows.push((
+                "any (SQL strings)".into(),
+                self.sql[0].library.clone(),
+                "database".into(),
+                sql.join(", "),
+            ));
+        }
+        rows.sort();
+        let mut out = String::from(
+            "| language | library | backend | recognised calls |\n|---|---|---|---|\n",
+        );
+        for (lang, lib, backend, calls) in rows {
+            out.push_str(&format!("| {lang} | {lib} | {backend} | {calls} |\n"));
+        }
+        out
     }
 }

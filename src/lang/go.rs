@@ -102,6 +102,7 @@ pub static TABLE: NodeTable = NodeTable {
     imports,
     import_calls: &[],
     params: simple_params,
+    heredoc: None,
 };
 
 /// `// text` / `/* text */` → `text`.

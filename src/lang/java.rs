@@ -106,6 +106,7 @@ pub static TABLE: NodeTable = NodeTable {
     imports,
     import_calls: &[],
     params: simple_params,
+    heredoc: None,
 };
 
 /// `import a.b.C;` / `import a.b.*;` / `import static a.b.C.m;`

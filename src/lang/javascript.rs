@@ -108,6 +108,7 @@ macro_rules! js_table {
             imports,
             import_calls: &["require"],
             params: simple_params,
+            heredoc: None,
         }
     };
 }

@@ -59,6 +59,7 @@ pub static TABLE: NodeTable = NodeTable {
     imports,
     import_calls: &["__import__", "import_module"],
     params,
+    heredoc: None,
 };
 
 /// `import a.b as c` → (a.b, c); `from a import b as c` → (a.b, c).

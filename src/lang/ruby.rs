@@ -81,6 +81,7 @@ pub static TABLE: NodeTable = NodeTable {
     imports: |_: Node, _: &str, _: &mut Vec<Import>| {},
     import_calls: &["require", "require_relative"],
     params,
+    heredoc: Some(("heredoc_beginning", "heredoc_body")),
 };
 
 fn params(node: Node, src: &str) -> Vec<Param> {

@@ -102,6 +102,9 @@ pub struct NodeTable {
     pub import_calls: &'static [&'static str],
     /// Reads a function's `parameters` node.
     pub params: fn(Node, &str) -> Vec<Param>,
+    /// Heredocs whose body is not inside the expression (Ruby): the kinds of
+    /// (the marker where the string is used, the body that follows later).
+    pub heredoc: Option<(&'static str, &'static str)>,
 }
 
 /// What a finished node hands its parent.
@@ -142,6 +145,7 @@ pub fn lower(table: &NodeTable, tree: &Tree, text: &str) -> FileModel {
         block_stack: vec![0],
         func_stack: Vec::new(),
         class_stack: Vec::new(),
+        heredocs: heredoc_bodies(table, tree, text).into_iter(),
     };
     lw.walk(tree);
     lw.model
@@ -154,6 +158,38 @@ struct Lowerer<'a> {
     block_stack: Vec<BlockId>,
     func_stack: Vec<FuncId>,
     class_stack: Vec<String>,
+    /// Heredoc bodies in source order, handed to their markers in the same order.
+    heredocs: std::vec::IntoIter<String>,
+}
+
+/// The contents of every heredoc body, in order (one cursor pass; only when
+/// the grammar has split heredocs and the text has a `<<`).
+fn heredoc_bodies(table: &NodeTable, tree: &Tree, text: &str) -> Vec<String> {
+    let Some((_, body)) = table.heredoc else {
+        return Vec::new();
+    };
+    if !text.contains("<<") {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut cursor = tree.walk();
+    'walk: loop {
+        let node = cursor.node();
+        if node.kind() == body {
+            // The body's text ends with its terminator line (`LUA`): drop it.
+            let raw = &text[node.byte_range()];
+            let content = raw.trim_end().rsplit_once('\n').map_or("", |(c, _)| c);
+            out.push(content.to_string());
+        } else if cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+        }
+    }
+    out
 }
 
 fn has(kinds: &[&str], kind: &str) -> bool {
@@ -450,6 +486,11 @@ impl<'a> Lowerer<'a> {
             let text = self.text(node);
             return mk(ExprKind::Name(text.clone()), text);
         }
+        if t.heredoc.is_some_and(|(marker, _)| marker == kind) {
+            let text = self.text(node);
+            let body = self.heredocs.next().unwrap_or_default();
+            return mk(ExprKind::Str(body), text);
+        }
         if has(t.strings, kind) {
             let text = self.text(node);
             return mk(self.string_value(node), text);
@@ -633,6 +674,11 @@ impl<'a> Lowerer<'a> {
             }
         };
         // `new redis.Client(..)`: the callee is the type; its last segment is the name.
+        // Type arguments are not part of the name: `new DefaultRedisScript<>(..)`.
+        let callee = match callee.find('<') {
+            Some(i) if shape.constructor => callee[..i].to_string(),
+            _ => callee,
+        };
         let name = if shape.constructor {
             callee
                 .rsplit(['.', ':'])

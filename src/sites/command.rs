@@ -64,10 +64,36 @@ impl Collected {
     }
 }
 
-pub fn slot_values(call: &Call, slot: &Slot) -> Vec<Expr> {
+/// The values a slot selects. A keyword is looked up as a named argument,
+/// then as a functional option (`redsync.WithExpiry(d)` in any position), then
+/// as a key of an options object / struct literal (`{lockTimeout: 10000}`,
+/// `&redislock.Options{Token: t}`).
+pub fn slot_values(model: &FileModel, call: &Call, slot: &Slot) -> Vec<Expr> {
     if let Some(kw) = &slot.kw {
         if let Some(v) = call.keyword(kw) {
             return vec![v.clone()];
+        }
+        for a in call.args.iter().filter(|a| a.name.is_none()) {
+            match &a.value.peel().kind {
+                ExprKind::Call(id) if &model.call(*id).name == kw => {
+                    return model
+                        .call(*id)
+                        .args
+                        .first()
+                        .map(|x| x.value.clone())
+                        .into_iter()
+                        .collect();
+                }
+                ExprKind::Map(pairs) => {
+                    let hit = pairs
+                        .iter()
+                        .find(|(k, _)| k.as_str().unwrap_or(&k.text) == kw);
+                    if let Some((_, v)) = hit {
+                        return vec![v.clone()];
+                    }
+                }
+                _ => {}
+            }
         }
     }
     let Some(pos) = slot.pos else {
@@ -139,7 +165,7 @@ fn build(
     let api = &catalog.apis[api_id];
     let mut got = Collected::default();
     for (role, slot) in &api.args {
-        for v in slot_values(call, slot) {
+        for v in slot_values(model, call, slot) {
             got.push(*role, v);
         }
     }
@@ -160,7 +186,7 @@ fn build(
     let span = Span::new(call.span.start, end);
     let mut flags = BTreeMap::new();
     for (flag, slot) in &api.flags {
-        if let Some(v) = slot_values(call, slot).into_iter().next() {
+        if let Some(v) = slot_values(model, call, slot).into_iter().next() {
             let v = resolve::resolve(model, &v, call.func).clone();
             if !v.is_nullish() {
                 let value = (!matches!(v.kind, ExprKind::Bool(true))).then_some(v);
@@ -204,8 +230,16 @@ fn build(
     if !words.is_empty() {
         apply_words(model, spec, &words, call, &mut cmd);
     }
-    for opt in got.take(ArgRole::Options) {
-        let opt = resolve::resolve(model, &opt, call.func);
+    let options = got.take(ArgRole::Options);
+    // Option words as separate arguments (Jedis 2 `set(k, v, "NX", "PX", ms)`).
+    if options
+        .first()
+        .is_some_and(|o| resolve::string(model, o, call.func).is_some())
+    {
+        apply_words(model, spec, &options, call, &mut cmd);
+    }
+    for opt in &options {
+        let opt = resolve::resolve(model, opt, call.func);
         option_tokens(model, opt, &mut |word, value| {
             let word = api.option_aliases.get(word).map_or(word, String::as_str);
             if spec.is_option(word) {
@@ -368,7 +402,7 @@ fn script_invocations(
             }
             out.push((keys, c.span));
         } else if let Some(slot) = api.invoke.get(&ArgRole::ScriptKeys) {
-            out.push((flatten(slot_values(c, slot)), c.span));
+            out.push((flatten(slot_values(model, c, slot)), c.span));
         }
     }
     out
@@ -384,7 +418,23 @@ fn expand_script(
     out: &mut Vec<Command>,
 ) {
     let func = model.call(eval.call).func;
-    let source_name = src.peel().as_name().map(str::to_string);
+    // The script's name, for the lock-word test: its constant, or what the
+    // script object is bound to (`FORCE_UNLOCK = new DefaultRedisScript<>(..)`).
+    let eval_call = model.call(eval.call);
+    let source_name = src
+        .peel()
+        .as_name()
+        .map(str::to_string)
+        .or_else(|| match &eval_call.usage {
+            Usage::Assigned(v) => Some(v.clone()),
+            // ioredis `defineCommand('forceUnlock', {lua})`: the command's own name.
+            _ => eval_call.args.iter().find_map(|a| {
+                a.value
+                    .as_str()
+                    .filter(|s| s.len() < 64)
+                    .map(str::to_string)
+            }),
+        });
     let Some(text) = resolve::string(model, src, func) else {
         return;
     };

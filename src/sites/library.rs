@@ -57,17 +57,22 @@ impl Binding {
     }
 }
 
-fn slot_of(call: &Call, pos: Option<usize>, kw: Option<&String>) -> Option<Expr> {
+fn slot_of(
+    model: &FileModel,
+    call: &Call,
+    pos: Option<usize>,
+    kw: Option<&String>,
+) -> Option<Expr> {
     let slot = Slot {
         pos,
         kw: kw.cloned(),
         rest: false,
     };
-    slot_values(call, &slot).into_iter().next()
+    slot_values(model, call, &slot).into_iter().next()
 }
 
-fn duration_arg(call: &Call, d: &DurationSlot) -> Option<Expr> {
-    slot_of(call, d.pos, d.kw.as_ref()).filter(|e| !e.is_nullish())
+fn duration_arg(model: &FileModel, call: &Call, d: &DurationSlot) -> Option<Expr> {
+    slot_of(model, call, d.pos, d.kw.as_ref()).filter(|e| !e.is_nullish())
 }
 
 /// A duration slot's resolution: the value written (and the slot it was
@@ -80,6 +85,7 @@ struct Picked<'s> {
 /// The acquire method's own slot first, then the factory's; `None` when
 /// neither the method nor the factory has a slot for this duration.
 fn pick<'s>(
+    model: &FileModel,
     method_slot: Option<&'s DurationSlot>,
     factory_slot: Option<&'s DurationSlot>,
     factory: &'s Call,
@@ -89,8 +95,10 @@ fn pick<'s>(
         return None;
     }
     let given = method_slot
-        .and_then(|s| duration_arg(acquire, s).map(|v| (v, s, acquire)))
-        .or_else(|| factory_slot.and_then(|s| duration_arg(factory, s).map(|v| (v, s, factory))));
+        .and_then(|s| duration_arg(model, acquire, s).map(|v| (v, s, acquire)))
+        .or_else(|| {
+            factory_slot.and_then(|s| duration_arg(model, factory, s).map(|v| (v, s, factory)))
+        });
     let default = method_slot
         .and_then(|s| s.default.as_deref())
         .or(factory_slot.and_then(|s| s.default.as_deref()));
@@ -105,6 +113,7 @@ fn ttl_of(
     method: Option<&AcquireMethod>,
 ) -> (Ttl, Option<i64>) {
     let Some(Picked { given, default }) = pick(
+        model,
         method.and_then(|m| m.ttl.as_ref()),
         spec.ttl.as_ref(),
         factory,
@@ -145,12 +154,14 @@ fn time_unit_ms(model: &FileModel, call: &Call, slot: &DurationSlot, v: &Expr) -
 }
 
 fn wait_of(
+    model: &FileModel,
     spec: &LockSpec,
     factory: &Call,
     acquire: &Call,
     method: Option<&AcquireMethod>,
 ) -> Wait {
     let Some(Picked { given, default }) = pick(
+        model,
         method.and_then(|m| m.wait.as_ref()),
         spec.wait.as_ref(),
         factory,
@@ -187,16 +198,16 @@ impl Ctx<'_> {
             .spec
             .key
             .as_ref()
-            .and_then(|s| slot_values(factory, s).into_iter().next());
+            .and_then(|s| slot_values(self.model, factory, s).into_iter().next());
         let key_text = key
             .as_ref()
             .map(|k| resolve::key_text(self.model, k, factory.func))
             .unwrap_or_default();
         let owner = self.spec.owner.as_ref().and_then(|s| {
-            slot_values(acquire, s)
+            slot_values(self.model, acquire, s)
                 .into_iter()
                 .next()
-                .or_else(|| slot_values(factory, s).into_iter().next())
+                .or_else(|| slot_values(self.model, factory, s).into_iter().next())
         });
         let (ttl, ttl_ms) = ttl_of(self.model, self.spec, factory, acquire, method);
         LockSite {
@@ -212,7 +223,7 @@ impl Ctx<'_> {
             ttl,
             ttl_ms,
             separate_expire: None,
-            wait: wait_of(self.spec, factory, acquire, method),
+            wait: wait_of(self.model, self.spec, factory, acquire, method),
             try_acquire: self.spec.try_acquire || method.is_some_and(|m| m.try_acquire),
             redlock: self.spec.redlock,
             fencing: self.spec.fencing.clone(),
@@ -273,10 +284,8 @@ pub fn analyze(
                 }
             }
         }
-        if sites.len() == first {
-            continue;
-        }
         // Releases: on the object / handle, or the handle passed to the manager.
+        // A release with no acquisition in sight (`getLock(k).forceUnlock()`) still counts.
         let handles: Vec<Binding> = std::iter::once(object)
             .chain(
                 sites[first..]
@@ -284,6 +293,7 @@ pub fn analyze(
                     .map(|s| Binding::of(model.call(s.call))),
             )
             .collect();
+        let site = (sites.len() > first).then_some(first);
         for c in &model.calls {
             let checked = spec.release_methods.contains(&c.name);
             let unchecked = spec.unchecked_release_methods.contains(&c.name);
@@ -296,18 +306,27 @@ pub fn analyze(
             {
                 continue;
             }
-            let site = &mut sites[first];
-            site.releases.push(releases.len());
+            let key = spec
+                .key
+                .as_ref()
+                .and_then(|k| slot_values(model, call, k).into_iter().next());
+            let key_text = key
+                .as_ref()
+                .map(|k| resolve::key_text(model, k, call.func))
+                .unwrap_or_default();
+            if let Some(i) = site {
+                sites[i].releases.push(releases.len());
+            }
             releases.push(Release {
                 library: cx.lib.name.clone(),
                 call: c.id,
                 span: c.span,
                 command: c.name.clone(),
-                key: site.key.clone(),
-                key_text: site.key_text.clone(),
+                key,
+                key_text,
                 owner_checked: checked && !unchecked,
-                site: Some(first),
-                lock_evidence: format!("release of the {} lock acquired here", cx.lib.name),
+                site,
+                lock_evidence: format!("a release method of {}", cx.lib.name),
                 func: c.func,
                 script_name: None,
             });
