@@ -50,7 +50,24 @@ fn sql_text(model: &FileModel, e: &Expr, func: Option<usize>) -> Option<String> 
 
 /// `FOR  UPDATE` → `FOR UPDATE`: SQL spacing does not matter.
 fn squeeze(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    s.split_whitespace().collect::<Vec<_>>().join(" ").replace(" (", "(")
+}
+
+/// Does `sql` use `needle` as SQL? A function must start a word
+/// (`try_get_lock(` is not `GET_LOCK(`); a clause must sit in a statement
+/// (`"waiting for update"` in a log line is not `FOR UPDATE`).
+fn uses(sql: &str, needle: &str) -> bool {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let is_clause = !needle.ends_with('(');
+    // A clause in a statement, or on its own for a query builder (`.lock("FOR UPDATE")`).
+    if is_clause && !(sql.contains("SELECT") || sql.trim_start().starts_with(needle)) {
+        return false;
+    }
+    sql.match_indices(needle).any(|(i, _)| {
+        let before = sql[..i].chars().next_back();
+        let after = sql[i + needle.len()..].chars().next();
+        !before.is_some_and(word) && (!is_clause || !after.is_some_and(word))
+    })
 }
 
 pub fn analyze(model: &FileModel, catalog: &Catalog, sites: &mut Vec<LockSite>) {
@@ -73,7 +90,7 @@ pub fn analyze(model: &FileModel, catalog: &Catalog, sites: &mut Vec<LockSite>) 
             let Some(lock) = catalog
                 .sql
                 .iter()
-                .find(|q| q.role == SqlRole::Acquire && sql.contains(q.needle.as_str()))
+                .find(|q| q.role == SqlRole::Acquire && uses(&sql, &q.needle))
             else {
                 continue;
             };
@@ -111,5 +128,19 @@ pub fn analyze(model: &FileModel, catalog: &Catalog, sites: &mut Vec<LockSite>) 
             });
             break;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{squeeze, uses};
+
+    #[test]
+    fn sql_tokens_not_substrings() {
+        assert!(uses(&squeeze("SELECT PG_ADVISORY_LOCK ($1)"), "PG_ADVISORY_LOCK("));
+        assert!(!uses("SELECT TRY_GET_LOCK(?)", "GET_LOCK("));
+        assert!(!uses("WAITING FOR UPDATE", "FOR UPDATE"));
+        assert!(uses("SELECT * FROM JOBS FOR UPDATE SKIP LOCKED", "FOR UPDATE"));
+        assert!(!uses("SELECT * FROM T FOR UPDATES", "FOR UPDATE"));
     }
 }
