@@ -50,7 +50,10 @@ fn sql_text(model: &FileModel, e: &Expr, func: Option<usize>) -> Option<String> 
 
 /// `FOR  UPDATE` → `FOR UPDATE`: SQL spacing does not matter.
 fn squeeze(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ").replace(" (", "(")
+    s.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace(" (", "(")
 }
 
 /// Does `sql` use `needle` as SQL? A function must start a word
@@ -137,10 +140,16 @@ mod tests {
 
     #[test]
     fn sql_tokens_not_substrings() {
-        assert!(uses(&squeeze("SELECT PG_ADVISORY_LOCK ($1)"), "PG_ADVISORY_LOCK("));
+        assert!(uses(
+            &squeeze("SELECT PG_ADVISORY_LOCK ($1)"),
+            "PG_ADVISORY_LOCK("
+        ));
         assert!(!uses("SELECT TRY_GET_LOCK(?)", "GET_LOCK("));
         assert!(!uses("WAITING FOR UPDATE", "FOR UPDATE"));
-        assert!(uses("SELECT * FROM JOBS FOR UPDATE SKIP LOCKED", "FOR UPDATE"));
+        assert!(uses(
+            "SELECT * FROM JOBS FOR UPDATE SKIP LOCKED",
+            "FOR UPDATE"
+        ));
         assert!(!uses("SELECT * FROM T FOR UPDATES", "FOR UPDATE"));
     }
 }
