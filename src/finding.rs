@@ -45,6 +45,8 @@ pub struct Finding {
     /// The acquisition this finding belongs to, if any.
     pub site_span: Option<Span>,
     pub class: Class,
+    /// Why lock-audit took the call for a lock (receiver evidence, lock words).
+    pub evidence: Vec<String>,
 }
 
 impl Finding {
@@ -58,6 +60,7 @@ impl Finding {
             help: rule.help.to_string(),
             site_span: None,
             class: Class::Unclassified,
+            evidence: Vec::new(),
         }
     }
 
@@ -80,6 +83,12 @@ impl Finding {
     pub fn site(mut self, site: &LockSite) -> Self {
         self.site_span = Some(site.span);
         self.class = site.class;
+        self.evidence.extend(site.evidence.iter().cloned());
+        self
+    }
+
+    pub fn evidence(mut self, why: impl Into<String>) -> Self {
+        self.evidence.push(why.into());
         self
     }
 }

@@ -67,6 +67,7 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
             rel.span,
             format!("lock {key} is released {how}: it can delete another holder's lock"),
         );
+        f = f.evidence(rel.lock_evidence.clone());
         if let Some(site) = rel.site.map(|i| &fa.sites[i]) {
             f = f.site(site).label(site.span, "acquired here");
         }

@@ -28,6 +28,8 @@ struct JsonFinding<'a> {
     help: &'a str,
     class: &'static str,
     site_line: usize,
+    /// Why the call was taken for a lock (receiver evidence, lock words).
+    evidence: &'a [String],
 }
 
 #[derive(Serialize)]
@@ -65,6 +67,7 @@ pub fn render(report: &Report) -> String {
                 help: &f.help,
                 class: f.class.name(),
                 site_line: p.site_line,
+                evidence: &f.evidence,
             });
         }
     }
