@@ -238,3 +238,47 @@ fn every_rule_is_covered_in_every_language() {
         gaps.join("\n")
     );
 }
+
+/// Every catalog library is exercised by the fixtures: at least one lock site
+/// of it is found (a positive) in a file that also has near-miss markers.
+#[test]
+fn every_library_has_fixtures() {
+    let catalog = Catalog::builtin().expect("built-in catalog loads");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let report = check(&[root], &catalog, &Settings::default());
+    let mut sites: BTreeMap<String, usize> = BTreeMap::new();
+    let mut negatives: BTreeMap<String, usize> = BTreeMap::new();
+    for file in &report.files {
+        let m = markers(&file.text);
+        for site in &file.sites {
+            *sites.entry(site.library.clone()).or_default() += 1;
+        }
+        let libs: std::collections::BTreeSet<&String> =
+            file.sites.iter().map(|s| &s.library).collect();
+        for lib in libs {
+            *negatives.entry(lib.clone()).or_default() += m.expect_not.len();
+        }
+    }
+    let mut names: Vec<String> = catalog.libraries.iter().map(|l| l.name.clone()).collect();
+    names.extend(catalog.sql.iter().map(|q| q.library.clone()));
+    names.sort();
+    names.dedup();
+    let gaps: Vec<String> = names
+        .iter()
+        .filter(|n| {
+            sites.get(*n).copied().unwrap_or(0) == 0 || negatives.get(*n).copied().unwrap_or(0) == 0
+        })
+        .map(|n| {
+            format!(
+                "{n}: {} sites, {} near misses",
+                sites.get(n).copied().unwrap_or(0),
+                negatives.get(n).copied().unwrap_or(0)
+            )
+        })
+        .collect();
+    assert!(
+        gaps.is_empty(),
+        "catalog libraries without fixtures:\n{}",
+        gaps.join("\n")
+    );
+}

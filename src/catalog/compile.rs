@@ -69,12 +69,13 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
             );
         }
         for q in &raw.sql {
-            let needle = match (&q.function, &q.clause) {
-                (Some(f), None) => format!("{}(", f.to_ascii_uppercase()),
-                (None, Some(c)) => c.to_ascii_uppercase(),
+            let needle = match (&q.function, &q.clause, q.row_claim) {
+                (Some(f), None, false) => format!("{}(", f.to_ascii_uppercase()),
+                (None, Some(c), false) => c.to_ascii_uppercase(),
+                (None, None, true) => String::new(),
                 _ => {
                     let msg = format!(
-                        "sql entry `{}` needs exactly one of `function` or `clause`",
+                        "sql entry `{}` needs exactly one of `function`, `clause` or `row-claim`",
                         q.id
                     );
                     return Err(Box::new(YamlError::about(path, src, &q.id, msg)));
@@ -85,6 +86,7 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 library: raw.library.clone().unwrap_or_else(|| "sql".into()),
                 backend: raw.backend.clone().unwrap_or_else(|| "database".into()),
                 needle,
+                row_claim: q.row_claim,
                 role: q.role,
                 scope: q.scope,
                 try_acquire: q.try_acquire,

@@ -70,8 +70,10 @@ pub struct SqlLock {
     pub id: String,
     pub library: String,
     pub backend: String,
-    /// The text to find, uppercase: `PG_ADVISORY_LOCK(` or `FOR UPDATE`.
+    /// The text to find, uppercase: `PG_ADVISORY_LOCK(` or `FOR UPDATE`;
+    /// empty for a row claim.
     pub needle: String,
+    pub row_claim: bool,
     pub role: SqlRole,
     pub scope: Option<Scope>,
     pub try_acquire: bool,

@@ -48,6 +48,10 @@ pub struct RawSql {
     pub id: String,
     pub function: Option<String>,
     pub clause: Option<String>,
+    /// A row claim: `UPDATE t SET owner = ? WHERE id = ? AND owner IS NULL`
+    /// (a column set by the statement is required to be NULL by it).
+    #[serde(default)]
+    pub row_claim: bool,
     pub role: SqlRole,
     pub scope: Option<Scope>,
     #[serde(default)]

@@ -90,11 +90,14 @@ pub fn analyze(model: &FileModel, catalog: &Catalog, sites: &mut Vec<LockSite>) 
                 continue;
             };
             let sql = squeeze(&sql);
-            let Some(lock) = catalog
-                .sql
-                .iter()
-                .find(|q| q.role == SqlRole::Acquire && uses(&sql, &q.needle))
-            else {
+            let Some(lock) = catalog.sql.iter().find(|q| {
+                q.role == SqlRole::Acquire
+                    && if q.row_claim {
+                        row_claim(&sql)
+                    } else {
+                        uses(&sql, &q.needle)
+                    }
+            }) else {
                 continue;
             };
             let scope = lock.scope.unwrap_or(Scope::Transaction);
@@ -134,9 +137,52 @@ pub fn analyze(model: &FileModel, catalog: &Catalog, sites: &mut Vec<LockSite>) 
     }
 }
 
+/// `UPDATE jobs SET owner = $1, locked_at = now() WHERE id = $2 AND owner IS NULL`:
+/// a statement that sets a column only where it is NULL claims the row.
+fn row_claim(sql: &str) -> bool {
+    let Some(rest) = sql.trim_start().strip_prefix("UPDATE ") else {
+        return false;
+    };
+    let Some((_, after_set)) = rest.split_once(" SET ") else {
+        return false;
+    };
+    let Some((assignments, condition)) = after_set.split_once(" WHERE ") else {
+        return false;
+    };
+    let ident = |s: &str| -> String {
+        let s = s
+            .trim()
+            .rsplit('.')
+            .next()
+            .unwrap_or("")
+            .trim_matches(['"', '`', '[', ']']);
+        s.to_string()
+    };
+    let set_columns: Vec<String> = assignments
+        .split(',')
+        .filter_map(|a| a.split_once('='))
+        .map(|(col, _)| ident(col))
+        .collect();
+    condition.match_indices(" IS NULL").any(|(i, _)| {
+        let col = condition[..i].rsplit([' ', '(']).next().unwrap_or("");
+        set_columns.contains(&ident(col))
+    })
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{squeeze, uses};
+    use super::{row_claim, squeeze, uses};
+
+    #[test]
+    fn row_claims() {
+        assert!(row_claim(
+            "UPDATE JOBS SET OWNER = $1, LOCKED_AT = NOW() WHERE ID = $2 AND OWNER IS NULL"
+        ));
+        assert!(!row_claim(
+            "UPDATE JOBS SET STATUS = 'DONE' WHERE ID = $1 AND DELETED_AT IS NULL"
+        ));
+        assert!(!row_claim("SELECT * FROM JOBS WHERE OWNER IS NULL"));
+    }
 
     #[test]
     fn sql_tokens_not_substrings() {
