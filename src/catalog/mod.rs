@@ -181,7 +181,10 @@ impl Catalog {
         let mut sql: Vec<String> = self
             .sql
             .iter()
-            .map(|q| format!("`{}`", q.needle.trim_end_matches('(')))
+            .map(|q| match q.row_claim {
+                true => "row claims (`UPDATE .. SET c = .. WHERE c IS NULL`)".to_string(),
+                false => format!("`{}`", q.needle.trim_end_matches('(')),
+            })
             .collect();
         let mut seen = std::collections::HashSet::new();
         sql.retain(|c| seen.insert(c.clone()));
