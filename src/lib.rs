@@ -261,7 +261,7 @@ fn scan_file(
             format!("syntax error at line {line}, column {col}; analysed the parts that parse"),
         );
     }
-    let analysis = sites::analyze(&model, catalog);
+    let analysis = sites::analyze(&model, &text, catalog);
     let mut findings = checks::run(&analysis, &settings.rules);
     findings.sort_by_key(|f| (f.span.start, f.rule.code));
     let findings_for_sites: Vec<(Option<model::Span>, &'static str)> = findings
@@ -272,7 +272,7 @@ fn scan_file(
         path: file.path.display().to_string(),
         rel: file.rel.clone(),
         language: file.language,
-        text,
+        text: text.clone(),
         findings,
         sites: site_infos(&analysis, &findings_for_sites),
     }))

@@ -307,6 +307,36 @@ pub struct Comment {
     pub span: Span,
 }
 
+/// How control leaves a block early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitKind {
+    Return,
+    /// `raise` / `throw`.
+    Raise,
+    Break,
+    /// Rust's `?`.
+    Try,
+}
+
+/// An early exit: where it is and, for a `return`, the text of its value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Exit {
+    pub kind: ExitKind,
+    pub span: Span,
+    pub func: Option<FuncId>,
+    pub value: String,
+}
+
+/// A branching statement (`if`, `while`, `match`, ternary): the whole
+/// statement, its condition, and the condition's text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conditional {
+    pub stmt: Span,
+    pub cond: Span,
+    pub text: String,
+    pub func: Option<FuncId>,
+}
+
 /// Everything the later stages know about one file.
 #[derive(Debug, Clone)]
 pub struct FileModel {
@@ -321,6 +351,8 @@ pub struct FileModel {
     pub syntax_errors: Vec<Span>,
     /// Names used as a guard (`with lock:`), with the guard's span.
     pub guard_names: Vec<(String, Span)>,
+    pub exits: Vec<Exit>,
+    pub conditionals: Vec<Conditional>,
 }
 
 impl FileModel {
@@ -340,6 +372,8 @@ impl FileModel {
             comments: Vec::new(),
             syntax_errors: Vec::new(),
             guard_names: Vec::new(),
+            exits: Vec::new(),
+            conditionals: Vec::new(),
         }
     }
 
@@ -389,4 +423,32 @@ impl FileModel {
         let f = &self.functions[func?];
         f.params.iter().find(|p| p.name == name)
     }
+}
+
+impl FileModel {
+    /// The innermost block containing `span`.
+    pub fn block_at(&self, span: Span) -> BlockId {
+        self.blocks
+            .iter()
+            .filter(|b| b.span.contains(span))
+            .min_by_key(|b| b.span.end - b.span.start)
+            .map_or(0, |b| b.id)
+    }
+
+    /// Is `span` inside a block of one of these kinds (or one nested in it)?
+    pub fn inside(&self, span: Span, kinds: &[GuardKind]) -> bool {
+        self.blocks
+            .iter()
+            .any(|b| kinds.contains(&b.kind) && b.span.contains(span))
+    }
+}
+
+/// Does `text` mention `name` as a whole word (`ok`, not `token`)?
+pub fn mentions(text: &str, name: &str) -> bool {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    !name.is_empty()
+        && text.match_indices(name).any(|(i, _)| {
+            !text[..i].chars().next_back().is_some_and(word)
+                && !text[i + name.len()..].chars().next().is_some_and(word)
+        })
 }

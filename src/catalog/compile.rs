@@ -97,6 +97,7 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
         if let Some(v) = &raw.vocabulary {
             cat.lock_words
                 .extend(v.lock_words.iter().map(|w| w.to_ascii_lowercase()));
+            cat.watch_methods.extend(v.watch_methods.iter().cloned());
         }
         files.push((path, src, raw));
     }

@@ -111,6 +111,7 @@ pub struct Catalog {
     pub apis: Vec<Api>,
     pub commands: HashMap<String, CommandSpec>,
     pub lock_words: Vec<String>,
+    pub watch_methods: Vec<String>,
     pub triggers: Vec<String>,
     pub sql: Vec<SqlLock>,
     /// (language, method or function last segment) -> API indices.

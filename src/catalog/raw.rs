@@ -194,6 +194,10 @@ pub struct RawVocabulary {
     /// Words that mark a key or variable as a lock (`lock`, `mutex`, `leader`).
     #[serde(default)]
     pub lock_words: Vec<String>,
+    /// Methods that start an optimistic transaction on a key (`watch`): a
+    /// GET-compare-DEL after one is checked by the server at EXEC.
+    #[serde(default)]
+    pub watch_methods: Vec<String>,
 }
 
 /// When a library lock call takes the lock.
@@ -239,6 +243,9 @@ pub struct RawLock {
     /// A try-acquire: returns a boolean / nil / error to be checked.
     #[serde(default)]
     pub try_acquire: bool,
+    /// The acquisition returns a guard that releases when dropped (Rust RAII).
+    #[serde(default)]
+    pub releases_on_drop: bool,
     /// A Redlock-family algorithm (quorum of independent nodes, no fencing token).
     #[serde(default)]
     pub redlock: bool,
@@ -282,6 +289,9 @@ pub struct RawDuration {
     /// `s`, `ms`, `duration` (a typed duration value), `timeunit` (a
     /// `TimeUnit` argument follows), `iso8601` (`"PT30S"`).
     pub unit: Option<String>,
+    /// For a wait: the keyword that turns blocking off when passed `false`
+    /// (redis-py `blocking=False`).
+    pub blocking_kw: Option<String>,
     /// What an absent (or null) value means: `never` (no expiry / wait
     /// forever), `renewed` (a watchdog keeps it alive), `session`, or a
     /// duration such as `10s` / `30000ms`.

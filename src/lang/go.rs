@@ -4,7 +4,7 @@ use tree_sitter::Node;
 
 use super::treesitter::{AssignShape, CallShape, NodeTable};
 use super::{node_text, push_import, simple_params};
-use crate::model::{Import, Language};
+use crate::model::{ExitKind, Import, Language};
 
 pub static TABLE: NodeTable = NodeTable {
     language: Language::Go,
@@ -96,6 +96,10 @@ pub static TABLE: NodeTable = NodeTable {
     ],
     alias_bindings: &[],
     conditionals: &["if_statement"],
+    exits: &[
+        ("return_statement", ExitKind::Return),
+        ("break_statement", ExitKind::Break),
+    ],
     comments: &["comment"],
     comment_text: strip_c_comment,
     import_kinds: &["import_spec"],

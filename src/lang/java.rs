@@ -5,7 +5,7 @@ use tree_sitter::Node;
 use super::go::strip_c_comment;
 use super::treesitter::{AssignShape, CallShape, NodeTable};
 use super::{node_text, push_import, simple_params};
-use crate::model::{Import, Language};
+use crate::model::{ExitKind, Import, Language};
 
 const fn by_name(kind: &'static str, function: &'static str, constructor: bool) -> CallShape {
     CallShape {
@@ -99,7 +99,12 @@ pub static TABLE: NodeTable = NodeTable {
         },
     ],
     alias_bindings: &[],
-    conditionals: &["if_statement", "while_statement"],
+    conditionals: &["if_statement", "while_statement", "ternary_expression"],
+    exits: &[
+        ("return_statement", ExitKind::Return),
+        ("throw_statement", ExitKind::Raise),
+        ("break_statement", ExitKind::Break),
+    ],
     comments: &["line_comment", "block_comment"],
     comment_text: strip_c_comment,
     import_kinds: &["import_declaration"],

@@ -6,7 +6,7 @@ use tree_sitter::Node;
 use super::go::strip_c_comment;
 use super::treesitter::{AssignShape, CallShape, NodeTable};
 use super::{node_text, push_import, simple_params};
-use crate::model::{Import, Language};
+use crate::model::{ExitKind, Import, Language};
 
 macro_rules! js_table {
     ($lang:expr, $grammar:expr) => {
@@ -101,7 +101,12 @@ macro_rules! js_table {
                 },
             ],
             alias_bindings: &[],
-            conditionals: &["if_statement", "while_statement"],
+            conditionals: &["if_statement", "while_statement", "ternary_expression"],
+            exits: &[
+                ("return_statement", ExitKind::Return),
+                ("throw_statement", ExitKind::Raise),
+                ("break_statement", ExitKind::Break),
+            ],
             comments: &["comment"],
             comment_text: strip_c_comment,
             import_kinds: &["import_statement"],

@@ -4,7 +4,7 @@ use tree_sitter::Node;
 
 use super::treesitter::{AssignShape, CallShape, NodeTable};
 use super::{node_text as text, push_import};
-use crate::model::{Import, Language, Param};
+use crate::model::{ExitKind, Import, Language, Param};
 
 pub static TABLE: NodeTable = NodeTable {
     language: Language::Python,
@@ -53,6 +53,11 @@ pub static TABLE: NodeTable = NodeTable {
     }],
     alias_bindings: &["as_pattern"],
     conditionals: &["if_statement", "elif_clause", "while_statement"],
+    exits: &[
+        ("return_statement", ExitKind::Return),
+        ("raise_statement", ExitKind::Raise),
+        ("break_statement", ExitKind::Break),
+    ],
     comments: &["comment"],
     comment_text: |s| s.trim_start_matches('#'),
     import_kinds: &["import_statement", "import_from_statement"],

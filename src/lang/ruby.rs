@@ -5,7 +5,7 @@ use tree_sitter::Node;
 
 use super::node_text;
 use super::treesitter::{AssignShape, CallShape, NodeTable};
-use crate::model::{Import, Language, Param};
+use crate::model::{ExitKind, Import, Language, Param};
 
 pub static TABLE: NodeTable = NodeTable {
     language: Language::Ruby,
@@ -74,6 +74,12 @@ pub static TABLE: NodeTable = NodeTable {
         "until",
         "if_modifier",
         "unless_modifier",
+        "conditional",
+    ],
+    exits: &[
+        ("return", ExitKind::Return),
+        ("break", ExitKind::Break),
+        ("next", ExitKind::Break),
     ],
     comments: &["comment"],
     comment_text: |s| s.trim_start_matches('#'),

@@ -15,8 +15,8 @@ use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
 
 use crate::model::{
-    Arg, Assign, Block, BlockId, Call, CallId, Comment, Expr, ExprKind, FileModel, FuncId,
-    Function, GuardKind, Import, Language, Param, Span, Usage,
+    Arg, Assign, Block, BlockId, Call, CallId, Comment, Conditional, Exit, ExitKind, Expr,
+    ExprKind, FileModel, FuncId, Function, GuardKind, Import, Language, Param, Span, Usage,
 };
 
 /// Parses and lowers one Rust file; the error is syn's message with its position.
@@ -226,6 +226,26 @@ impl Lowerer {
             _ => ExprKind::Other,
         };
         Expr { kind, text, span }
+    }
+
+    fn conditional(&mut self, stmt: Span, cond: &syn::Expr) {
+        let (cond, text, func) = (sp(cond.span()), text_of(cond), self.func());
+        self.model.conditionals.push(Conditional {
+            stmt,
+            cond,
+            text,
+            func,
+        });
+    }
+
+    fn exit(&mut self, kind: ExitKind, span: Span, value: String) {
+        let func = self.func();
+        self.model.exits.push(Exit {
+            kind,
+            span,
+            func,
+            value,
+        });
     }
 
     fn set_usage(&mut self, e: &syn::Expr, usage: Usage) {
@@ -445,6 +465,11 @@ impl<'ast> Visit<'ast> for Lowerer {
             syn::Pat::Ident(pi) => (pi.ident.to_string(), None),
             syn::Pat::Type(pt) => match &*pt.pat {
                 syn::Pat::Ident(pi) => (pi.ident.to_string(), Some(text_of(&pt.ty))),
+                // `let _: () = ...`: the reply is typed away.
+                syn::Pat::Wild(_) => {
+                    self.set_usage(&init.expr, Usage::Discarded);
+                    return;
+                }
                 _ => return,
             },
             syn::Pat::Wild(_) => {
@@ -479,16 +504,35 @@ impl<'ast> Visit<'ast> for Lowerer {
             c => c,
         };
         self.set_usage(cond, Usage::Tested);
+        self.conditional(sp(i.span()), &i.cond);
+    }
+
+    fn visit_expr_return(&mut self, r: &'ast syn::ExprReturn) {
+        visit::visit_expr_return(self, r);
+        let value = r.expr.as_deref().map(text_of).unwrap_or_default();
+        self.exit(ExitKind::Return, sp(r.span()), value);
+    }
+
+    fn visit_expr_try(&mut self, t: &'ast syn::ExprTry) {
+        visit::visit_expr_try(self, t);
+        self.exit(ExitKind::Try, sp(t.question_token.span), String::new());
+    }
+
+    fn visit_expr_break(&mut self, b: &'ast syn::ExprBreak) {
+        visit::visit_expr_break(self, b);
+        self.exit(ExitKind::Break, sp(b.span()), String::new());
     }
 
     fn visit_expr_while(&mut self, w: &'ast syn::ExprWhile) {
         visit::visit_expr_while(self, w);
         self.set_usage(&w.cond, Usage::Tested);
+        self.conditional(sp(w.span()), &w.cond);
     }
 
     fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
         visit::visit_expr_match(self, m);
         self.set_usage(&m.expr, Usage::Tested);
+        self.conditional(sp(m.span()), &m.expr);
     }
 
     fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
@@ -538,6 +582,16 @@ impl<'ast> Visit<'ast> for Lowerer {
             .collect();
         let name_span = sp(m.method.span());
         self.record_call(sp(m.span()), name, callee, Some(receiver), args, name_span);
+        // `.query::<()>(..)`: the reply is converted to `()`, i.e. thrown away.
+        let unit = m
+            .turbofish
+            .as_ref()
+            .is_some_and(|t| t.args.len() == 1 && text_of(&t.args) == "()");
+        if unit {
+            if let Some(last) = self.model.calls.last_mut() {
+                last.usage = Usage::Discarded;
+            }
+        }
     }
 
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {

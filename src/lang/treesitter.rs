@@ -9,8 +9,8 @@
 use tree_sitter::{Node, Parser, Tree};
 
 use crate::model::{
-    Arg, Assign, Block, BlockId, Call, Comment, Expr, ExprKind, FileModel, FuncId, Function,
-    GuardKind, Import, Language, Param, Span, Usage,
+    Arg, Assign, Block, BlockId, Call, Comment, Conditional, Exit, ExitKind, Expr, ExprKind,
+    FileModel, FuncId, Function, GuardKind, Import, Language, Param, Span, Usage,
 };
 
 /// Expressions nested deeper than this are kept as opaque text: the checks
@@ -92,6 +92,8 @@ pub struct NodeTable {
     pub alias_bindings: &'static [&'static str],
     /// Statements whose `condition` field is tested.
     pub conditionals: &'static [&'static str],
+    /// Early exits: (kind, exit kind); a `return`'s value is its first child.
+    pub exits: &'static [(&'static str, ExitKind)],
     pub comments: &'static [&'static str],
     /// Strips the comment delimiters.
     pub comment_text: fn(&str) -> &str,
@@ -627,7 +629,31 @@ impl<'a> Lowerer<'a> {
         if has(t.conditionals, kind) {
             if let Some(cond) = take_expr(&mut children, "condition") {
                 self.set_usage(&cond, Usage::Tested);
+                let func = self.current_func();
+                let text = cond.text.clone();
+                self.model.conditionals.push(Conditional {
+                    stmt: sp,
+                    cond: cond.span,
+                    text,
+                    func,
+                });
             }
+            return Lowered::Nothing;
+        }
+        if let Some((_, exit)) = t.exits.iter().find(|e| e.0 == kind) {
+            let value = exprs(children).into_iter().next();
+            let text = value.as_ref().map(|v| v.text.clone()).unwrap_or_default();
+            if let Some(v) = &value {
+                // A returned call's result reaches the caller: it is not discarded.
+                self.set_usage(v, Usage::Used);
+            }
+            let func = self.current_func();
+            self.model.exits.push(Exit {
+                kind: *exit,
+                span: sp,
+                func,
+                value: text,
+            });
             return Lowered::Nothing;
         }
         if node.child_count() == 0 || is_expression_like(kind) {

@@ -9,7 +9,7 @@
 //! the acquire call, then the factory call, then the catalog default.
 
 use super::command::{match_api, slot_values};
-use super::{duration, resolve, Class, LockSite, Release, Ttl, Wait};
+use super::{duration, resolve, LockSite, Release, SiteKind, Ttl, Wait};
 use crate::catalog::{
     AcquireMethod, Acquires, ApiKind, Catalog, DurationSlot, Library, LockSpec, Scope, Slot,
 };
@@ -160,6 +160,21 @@ fn wait_of(
     acquire: &Call,
     method: Option<&AcquireMethod>,
 ) -> Wait {
+    // `blocking=False`: one attempt, whatever the wait bound says.
+    let slots = [method.and_then(|m| m.wait.as_ref()), spec.wait.as_ref()];
+    let off = slots
+        .iter()
+        .flatten()
+        .filter_map(|w| w.blocking_kw.as_ref())
+        .any(|kw| {
+            [acquire, factory].iter().any(|c| {
+                c.keyword(kw)
+                    .is_some_and(|v| matches!(v.peel().kind, crate::model::ExprKind::Bool(false)))
+            })
+        });
+    if off {
+        return Wait::NoWait;
+    }
     let Some(Picked { given, default }) = pick(
         model,
         method.and_then(|m| m.wait.as_ref()),
@@ -214,23 +229,20 @@ impl Ctx<'_> {
             library: self.lib.name.clone(),
             backend: self.lib.backend.clone(),
             api: self.api_id.to_string(),
-            call: acquire.id,
-            span,
             command: acquire.name.clone(),
             key,
             key_text,
             owner,
             ttl,
             ttl_ms,
-            separate_expire: None,
             wait: wait_of(self.model, self.spec, factory, acquire, method),
             try_acquire: self.spec.try_acquire || method.is_some_and(|m| m.try_acquire),
             redlock: self.spec.redlock,
             fencing: self.spec.fencing.clone(),
-            func: acquire.func,
             evidence: vec![self.evidence.clone()],
-            class: Class::Unclassified,
-            releases: Vec::new(),
+            guarded: self.spec.releases_on_drop,
+            expects_release: !self.spec.release_methods.is_empty(),
+            ..LockSite::base(acquire.id, span, acquire.func, SiteKind::Library)
         }
     }
 }
@@ -329,6 +341,7 @@ pub fn analyze(
                 lock_evidence: format!("a release method of {}", cx.lib.name),
                 func: c.func,
                 script_name: None,
+                racy_get: None,
             });
         }
     }

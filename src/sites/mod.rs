@@ -8,6 +8,7 @@
 pub mod command;
 pub mod duration;
 pub mod library;
+pub mod lifecycle;
 pub mod lua;
 pub mod receiver;
 pub mod resolve;
@@ -129,6 +130,63 @@ pub struct LockSite {
     pub class: Class,
     /// Indices into [`FileAnalysis::releases`].
     pub releases: Vec<usize>,
+    pub kind: SiteKind,
+    /// The acquisition guards a scope that releases on every path (`with`,
+    /// a block or callback, a RAII guard).
+    pub guarded: bool,
+    /// The call whose value is the acquisition's result (the end of a chain:
+    /// `rdb.SetNX(..).Result()`, `cmd("SET")..query(..)`).
+    pub result_call: CallId,
+    /// The critical section: the guarded body, or from the acquisition to the
+    /// first release in the same function (else the function's end).
+    pub section: Span,
+    /// The lock is meant to be released explicitly (a library lock object, a
+    /// session-level SQL lock): never releasing it is a finding.
+    pub expects_release: bool,
+}
+
+/// Where a lock site comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SiteKind {
+    /// A raw command (`SET NX`, `SETNX`), possibly inside a Lua script.
+    Command,
+    /// A library lock API.
+    Library,
+    /// A lock inside SQL text.
+    Sql,
+}
+
+impl LockSite {
+    /// A site with the facts every source knows; the rest at their defaults.
+    pub fn base(call: CallId, span: Span, func: Option<FuncId>, kind: SiteKind) -> Self {
+        LockSite {
+            library: String::new(),
+            backend: String::new(),
+            api: String::new(),
+            call,
+            span,
+            command: String::new(),
+            key: None,
+            key_text: String::new(),
+            owner: None,
+            ttl: Ttl::Absent,
+            ttl_ms: None,
+            separate_expire: None,
+            wait: Wait::NotApplicable,
+            try_acquire: false,
+            redlock: false,
+            fencing: None,
+            func,
+            evidence: Vec::new(),
+            class: Class::Unclassified,
+            releases: Vec::new(),
+            kind,
+            guarded: false,
+            result_call: call,
+            section: span,
+            expects_release: false,
+        }
+    }
 }
 
 /// A delete of a lock key.
@@ -149,6 +207,8 @@ pub struct Release {
     pub func: Option<FuncId>,
     /// Sent from a Lua script whose source is bound to this name.
     pub script_name: Option<String>,
+    /// A `GET` of the key, compared before this delete in a separate round trip.
+    pub racy_get: Option<Span>,
 }
 
 /// How a key reads in a message: the expression written, plus what it
@@ -178,6 +238,8 @@ impl Release {
 /// Everything the checks see for one file.
 pub struct FileAnalysis<'m> {
     pub model: &'m FileModel,
+    /// The file's text (for checks that look at what is written between spans).
+    pub text: &'m str,
     pub sites: Vec<LockSite>,
     pub releases: Vec<Release>,
 }
@@ -191,7 +253,7 @@ fn same_script(a: &Command, b: &Command) -> bool {
 }
 
 /// Finds the lock sites and releases of one file.
-pub fn analyze<'m>(model: &'m FileModel, catalog: &Catalog) -> FileAnalysis<'m> {
+pub fn analyze<'m>(model: &'m FileModel, text: &'m str, catalog: &Catalog) -> FileAnalysis<'m> {
     let cmds = command::commands(model, catalog);
     let func_of = |c: &Command| model.call(c.call).func;
     let key_of = |c: &Command| -> (Option<Expr>, String) {
@@ -256,8 +318,6 @@ pub fn analyze<'m>(model: &'m FileModel, catalog: &Catalog) -> FileAnalysis<'m> 
             library: lib.name.clone(),
             backend: lib.backend.clone(),
             api: api.id.clone(),
-            call: cmd.call,
-            span: cmd.span,
             command: cmd.name.clone(),
             key,
             key_text,
@@ -265,19 +325,14 @@ pub fn analyze<'m>(model: &'m FileModel, catalog: &Catalog) -> FileAnalysis<'m> 
             ttl,
             ttl_ms,
             separate_expire,
-            wait: Wait::NotApplicable,
             try_acquire: true,
-            redlock: false,
-            fencing: None,
-            func: func_of(cmd),
             evidence: vec![cmd.evidence.clone()],
-            class: Class::Unclassified,
-            releases: Vec::new(),
+            ..LockSite::base(cmd.call, cmd.span, func_of(cmd), SiteKind::Command)
         });
     }
     let mut releases = Vec::new();
     library::analyze(model, catalog, &mut sites, &mut releases);
-    sql::analyze(model, catalog, &mut sites);
+    sql::analyze(model, catalog, &mut sites, &mut releases);
     for cmd in &cmds {
         let Some(spec) = catalog.command(&cmd.name) else {
             continue;
@@ -329,11 +384,14 @@ pub fn analyze<'m>(model: &'m FileModel, catalog: &Catalog) -> FileAnalysis<'m> 
                 lock_evidence,
                 func: func_of(cmd),
                 script_name: script_name.clone(),
+                racy_get: None,
             });
         }
     }
+    lifecycle::complete(model, text, catalog, &cmds, &mut sites, &mut releases);
     FileAnalysis {
         model,
+        text,
         sites,
         releases,
     }

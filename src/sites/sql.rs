@@ -6,9 +6,9 @@
 //! is the lock site. These locks live as long as their session or
 //! transaction, so they carry a scope, not a TTL.
 
-use super::{resolve, Class, LockSite, Ttl, Wait};
+use super::{resolve, LockSite, Release, SiteKind, Ttl, Wait};
 use crate::catalog::{Catalog, Scope, SqlRole};
-use crate::model::{Expr, ExprKind, FileModel};
+use crate::model::{Call, Expr, ExprKind, FileModel};
 
 /// The SQL text an argument carries, uppercased, if it is a string.
 fn sql_text(model: &FileModel, e: &Expr, func: Option<usize>) -> Option<String> {
@@ -48,6 +48,36 @@ fn sql_text(model: &FileModel, e: &Expr, func: Option<usize>) -> Option<String> 
     }
 }
 
+/// `pg_advisory_unlock(..)` / `RELEASE_LOCK(..)`: releases the session lock
+/// taken earlier in the same function (else anywhere in the file).
+fn release(sites: &mut [LockSite], releases: &mut Vec<Release>, call: &Call, library: &str) {
+    let session =
+        |s: &LockSite| s.kind == SiteKind::Sql && matches!(s.ttl, Ttl::Scoped(Scope::Session));
+    let paired = sites
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| session(s) && s.span.start < call.span.start)
+        .max_by_key(|(_, s)| (s.func == call.func, s.span.start))
+        .map(|(i, _)| i);
+    if let Some(i) = paired {
+        sites[i].releases.push(releases.len());
+    }
+    releases.push(Release {
+        library: library.to_string(),
+        call: call.id,
+        span: call.span,
+        command: "unlock".into(),
+        key: None,
+        key_text: String::new(),
+        owner_checked: true,
+        site: paired,
+        lock_evidence: "SQL unlock function".into(),
+        func: call.func,
+        script_name: None,
+        racy_get: None,
+    });
+}
+
 /// `FOR  UPDATE` → `FOR UPDATE`: SQL spacing does not matter.
 fn squeeze(s: &str) -> String {
     s.split_whitespace()
@@ -73,7 +103,12 @@ fn uses(sql: &str, needle: &str) -> bool {
     })
 }
 
-pub fn analyze(model: &FileModel, catalog: &Catalog, sites: &mut Vec<LockSite>) {
+pub fn analyze(
+    model: &FileModel,
+    catalog: &Catalog,
+    sites: &mut Vec<LockSite>,
+    releases: &mut Vec<Release>,
+) {
     if catalog.sql.is_empty() {
         return;
     }
@@ -90,6 +125,14 @@ pub fn analyze(model: &FileModel, catalog: &Catalog, sites: &mut Vec<LockSite>) 
                 continue;
             };
             let sql = squeeze(&sql);
+            if let Some(unlock) = catalog
+                .sql
+                .iter()
+                .find(|q| q.role == SqlRole::Release && uses(&sql, &q.needle))
+            {
+                release(sites, releases, call, &unlock.library);
+                break;
+            }
             let Some(lock) = catalog.sql.iter().find(|q| {
                 q.role == SqlRole::Acquire
                     && if q.row_claim {
@@ -111,26 +154,17 @@ pub fn analyze(model: &FileModel, catalog: &Catalog, sites: &mut Vec<LockSite>) 
                 library: lock.library.clone(),
                 backend: lock.backend.clone(),
                 api: lock.id.clone(),
-                call: call.id,
-                span: call.span,
                 command: lock.needle.trim_end_matches('(').to_string(),
                 key: call.args.get(1).map(|a| a.value.clone()),
-                key_text: String::new(),
-                owner: None,
                 ttl: Ttl::Scoped(scope),
-                ttl_ms: None,
-                separate_expire: None,
                 wait,
                 try_acquire: lock.try_acquire,
-                redlock: false,
-                fencing: None,
-                func: call.func,
+                expects_release: scope == Scope::Session,
                 evidence: vec![format!(
                     "SQL text calls {}",
                     lock.needle.trim_end_matches('(')
                 )],
-                class: Class::Unclassified,
-                releases: Vec::new(),
+                ..LockSite::base(call.id, call.span, call.func, SiteKind::Sql)
             });
             break;
         }
