@@ -183,7 +183,8 @@ pub struct Arg {
 pub enum Usage {
     /// Evaluated as a statement and thrown away.
     Discarded,
-    /// Bound to a name (`x = call()`, `let x = call()`).
+    /// Bound to a name (`x = call()`, `let x = call()`); for a tuple
+    /// (`ok, err := call()`) every name, comma-separated.
     Assigned(String),
     /// Tested by a condition (`if`, `while`, `assert`, `match`).
     Tested,
@@ -191,6 +192,31 @@ pub enum Usage {
     Guard,
     /// Anything else: an argument, a receiver, a return value...
     Used,
+}
+
+impl Usage {
+    /// The (first) name the result is bound to.
+    pub fn bound(&self) -> Option<&str> {
+        match self {
+            Usage::Assigned(names) => names
+                .split(',')
+                .next()
+                .map(|n| n.trim().trim_start_matches("mut ")),
+            _ => None,
+        }
+    }
+
+    /// Every name the result is bound to: `ok, err`, `[rows]`, `{ data }`, `mut x`.
+    pub fn bound_names(&self) -> Vec<&str> {
+        const KEYWORDS: &[&str] = &["mut", "ref", "let", "const", "var"];
+        match self {
+            Usage::Assigned(names) => names
+                .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == '@'))
+                .filter(|n| !n.is_empty() && !KEYWORDS.contains(n))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// A call or method call.

@@ -7,7 +7,12 @@
 
 mod la101_missing_ttl;
 mod la102_non_atomic_acquire;
+mod la103_constant_lock_owner;
+mod la104_acquire_result_ignored;
+mod la105_unbounded_wait;
 mod la201_unchecked_release;
+mod la202_racy_release_check;
+mod la203_release_not_guaranteed;
 
 use crate::finding::{Finding, Severity};
 use crate::sites::FileAnalysis;
@@ -70,7 +75,12 @@ pub(crate) use declare_rule;
 pub static REGISTRY: &[&Rule] = &[
     &la101_missing_ttl::RULE,
     &la102_non_atomic_acquire::RULE,
+    &la103_constant_lock_owner::RULE,
+    &la104_acquire_result_ignored::RULE,
+    &la105_unbounded_wait::RULE,
     &la201_unchecked_release::RULE,
+    &la202_racy_release_check::RULE,
+    &la203_release_not_guaranteed::RULE,
 ];
 
 /// Finds a rule by code (`LA201`, any case) or name (`unchecked-release`).

@@ -62,6 +62,7 @@ pub static TABLE: NodeTable = NodeTable {
     closures: &["func_literal"],
     expression_statements: &["expression_statement"],
     statement_lists: &[],
+    implicit_return: false,
     assignments: &[
         AssignShape {
             kind: "short_var_declaration",

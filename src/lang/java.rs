@@ -84,6 +84,7 @@ pub static TABLE: NodeTable = NodeTable {
     closures: &["lambda_expression"],
     expression_statements: &["expression_statement"],
     statement_lists: &[],
+    implicit_return: false,
     assignments: &[
         AssignShape {
             kind: "variable_declarator",

@@ -74,6 +74,7 @@ macro_rules! js_table {
             closures: &["arrow_function", "function_expression", "function"],
             expression_statements: &["expression_statement"],
             statement_lists: &[],
+            implicit_return: false,
             assignments: &[
                 AssignShape {
                     kind: "variable_declarator",

@@ -45,6 +45,7 @@ pub static TABLE: NodeTable = NodeTable {
     closures: &["lambda"],
     expression_statements: &["expression_statement"],
     statement_lists: &[],
+    implicit_return: false,
     assignments: &[AssignShape {
         kind: "assignment",
         target: "left",

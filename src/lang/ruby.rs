@@ -60,6 +60,7 @@ pub static TABLE: NodeTable = NodeTable {
         "block_body",
         "begin",
     ],
+    implicit_return: true,
     assignments: &[AssignShape {
         kind: "assignment",
         target: "left",

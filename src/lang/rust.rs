@@ -461,6 +461,10 @@ impl<'ast> Visit<'ast> for Lowerer {
     fn visit_local(&mut self, l: &'ast syn::Local) {
         visit::visit_local(self, l);
         let Some(init) = &l.init else { return };
+        if init.diverge.is_some() {
+            // `let Some(x) = f() else { return }`: a branch on the value.
+            self.conditional(sp(l.span()), &init.expr);
+        }
         let (name, ty) = match &l.pat {
             syn::Pat::Ident(pi) => (pi.ident.to_string(), None),
             syn::Pat::Type(pt) => match &*pt.pat {

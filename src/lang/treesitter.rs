@@ -87,6 +87,8 @@ pub struct NodeTable {
     pub expression_statements: &'static [&'static str],
     /// Statement lists whose direct child calls are statements (Ruby bodies).
     pub statement_lists: &'static [&'static str],
+    /// The last statement of a list is its value (Ruby): not discarded.
+    pub implicit_return: bool,
     pub assignments: &'static [AssignShape],
     /// `value as name` bindings: the value child bound to the `alias` field.
     pub alias_bindings: &'static [&'static str],
@@ -579,9 +581,15 @@ impl<'a> Lowerer<'a> {
             };
         }
         if has(t.expression_statements, kind) || has(t.statement_lists, kind) {
-            for (_, l) in &children {
+            let keep_last = t.implicit_return && has(t.statement_lists, kind);
+            let last = children
+                .iter()
+                .rposition(|(_, l)| matches!(l, Lowered::Expr(..)));
+            for (i, (_, l)) in children.iter().enumerate() {
                 if let Lowered::Expr(e, _) = l {
-                    self.set_usage(e, Usage::Discarded);
+                    if !(keep_last && Some(i) == last) {
+                        self.set_usage(e, Usage::Discarded);
+                    }
                 }
             }
             return Lowered::Nothing;
@@ -764,7 +772,8 @@ impl<'a> Lowerer<'a> {
                 .or_else(|| node.parent().and_then(|p| p.child_by_field_name(f)))
                 .map(|n| self.text(n))
         });
-        // `ok, err := call()`: bind the first name to the (first) value.
+        // `ok, err := call()`: the call's usage names both; the assignment binds the first.
+        let all_targets = target.clone();
         if let Some((first, _)) = target.split_once(',') {
             target = first.trim().to_string();
         }
@@ -774,7 +783,7 @@ impl<'a> Lowerer<'a> {
             None => return,
         };
         if !matches!(value.kind, ExprKind::Other) || ty.is_some() {
-            self.set_usage(&value, Usage::Assigned(target.clone()));
+            self.set_usage(&value, Usage::Assigned(all_targets));
         }
         let func = self.current_func();
         self.model.assigns.push(Assign {

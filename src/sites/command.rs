@@ -371,7 +371,7 @@ fn script_invocations(
     next: &HashMap<CallId, CallId>,
 ) -> Vec<(Vec<Expr>, Span)> {
     let var = match &call.usage {
-        Usage::Assigned(v) => Some(v.as_str()),
+        Usage::Assigned(_) => call.usage.bound(),
         _ => None,
     };
     let mut out = Vec::new();
@@ -426,7 +426,7 @@ fn expand_script(
         .as_name()
         .map(str::to_string)
         .or_else(|| match &eval_call.usage {
-            Usage::Assigned(v) => Some(v.clone()),
+            Usage::Assigned(_) => eval_call.usage.bound().map(str::to_string),
             // ioredis `defineCommand('forceUnlock', {lua})`: the command's own name.
             _ => eval_call.args.iter().find_map(|a| {
                 a.value

@@ -24,7 +24,7 @@ struct Binding {
 impl Binding {
     fn of(call: &Call) -> Self {
         let var = match &call.usage {
-            Usage::Assigned(v) => Some(v.clone()),
+            Usage::Assigned(_) => call.usage.bound().map(str::to_string),
             _ => None,
         };
         Binding { call: call.id, var }
@@ -209,6 +209,11 @@ impl Ctx<'_> {
         method: Option<&AcquireMethod>,
         span: Span,
     ) -> LockSite {
+        let handle = factory
+            .usage
+            .bound()
+            .or(acquire.usage.bound())
+            .map(str::to_string);
         let key = self
             .spec
             .key
@@ -241,6 +246,7 @@ impl Ctx<'_> {
             fencing: self.spec.fencing.clone(),
             evidence: vec![self.evidence.clone()],
             guarded: self.spec.releases_on_drop,
+            handle,
             expects_release: !self.spec.release_methods.is_empty(),
             ..LockSite::base(acquire.id, span, acquire.func, SiteKind::Library)
         }
@@ -312,9 +318,18 @@ pub fn analyze(
             if !(checked || unchecked) {
                 continue;
             }
-            if !handles
-                .iter()
-                .any(|h| h.is_receiver_of(model, c) || h.is_argument_of(model, c))
+            // `rl.lock(..)` ... `rl.unlock(&lock)`: a manager release in the same
+            // function pairs even when the handle came through a `match`.
+            let same_manager = spec.acquires == Acquires::Now
+                && c.func == call.func
+                && c.receiver.is_some()
+                && c.receiver.as_deref().map(|r| &r.text)
+                    == call.receiver.as_deref().map(|r| &r.text)
+                && c.span.start > call.span.end;
+            if !same_manager
+                && !handles
+                    .iter()
+                    .any(|h| h.is_receiver_of(model, c) || h.is_argument_of(model, c))
             {
                 continue;
             }
@@ -326,8 +341,9 @@ pub fn analyze(
                 .as_ref()
                 .map(|k| resolve::key_text(model, k, call.func))
                 .unwrap_or_default();
-            if let Some(i) = site {
-                sites[i].releases.push(releases.len());
+            // Every acquisition of the object owns its releases (`tryLock` then `lock`).
+            for s in &mut sites[first..] {
+                s.releases.push(releases.len());
             }
             releases.push(Release {
                 library: cx.lib.name.clone(),

@@ -91,7 +91,7 @@ fn racy_get(
     let watched = model.calls.iter().any(|c| {
         c.func == rel.func
             && c.span.start < rel.span.start
-            && catalog.watch_methods.iter().any(|w| *w == c.name)
+            && catalog.watch_methods.contains(&c.name)
     });
     if watched {
         return None;
@@ -110,10 +110,11 @@ fn racy_get(
                 .is_some_and(|k| super::resolve::key_text(model, k, rel.func) == rel.key_text)
         })
         .find(|g| {
-            let var = match &model.call(chain_end(g.call)).usage {
-                Usage::Assigned(v) => Some(v.clone()),
-                _ => None,
-            };
+            let var = model
+                .call(chain_end(g.call))
+                .usage
+                .bound()
+                .map(str::to_string);
             model.conditionals.iter().any(|c| {
                 c.stmt.contains(rel.span)
                     && !c.cond.contains(rel.span)

@@ -143,6 +143,8 @@ pub struct LockSite {
     /// The lock is meant to be released explicitly (a library lock object, a
     /// session-level SQL lock): never releasing it is a finding.
     pub expects_release: bool,
+    /// The variable holding the lock object or handle, when there is one.
+    pub handle: Option<String>,
 }
 
 /// Where a lock site comes from.
@@ -185,6 +187,7 @@ impl LockSite {
             result_call: call,
             section: span,
             expects_release: false,
+            handle: None,
         }
     }
 }

@@ -1,0 +1,113 @@
+use super::declare_rule;
+use crate::finding::Finding;
+use crate::model::{mentions, FileModel, Usage};
+use crate::sites::{FileAnalysis, LockSite, SiteKind};
+
+declare_rule! {
+    /// ## What it flags
+    /// A try-acquire whose result is thrown away or never tested before the
+    /// critical section runs: a `SET ... NX` reply, a `SETNX` / `setIfAbsent`
+    /// boolean, `tryLock()`, `acquire(blocking=False)`, go-redis
+    /// `SetNX(...).Result()` with the bool dropped, bsm `Obtain`'s error,
+    /// `pg_try_advisory_lock`, `GET_LOCK`; Rust `query::<()>` / `let _: () =`.
+    ///
+    /// ## Why it breaks
+    /// A try-acquire *reports* contention; it does not stop the caller. If
+    /// the result is ignored, every caller runs the critical section,
+    /// whether or not it got the lock: the lock does nothing at all.
+    ///
+    /// ## Example
+    /// ```python
+    /// r.set("lock:report", token, nx=True, px=60_000)
+    /// build_report()
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// if not r.set("lock:report", token, nx=True, px=60_000):
+    ///     return  # someone else is building it
+    /// build_report()
+    /// ```
+    ///
+    /// ## Not flagged
+    /// Results tested by `if`/`while`/`match`/ternaries/`unless`, returned to
+    /// the caller, or passed on; blocking acquires that raise or wait
+    /// (Redisson `lock()`, `with r.lock(...)`).
+    RULE {
+        code: "LA104",
+        name: "acquire-result-ignored",
+        severity: Error,
+        summary: "a try-acquire's result is discarded or never tested",
+        label: "result not checked",
+        help: "test the result and skip the critical section when the lock was not granted",
+        check: check,
+    }
+}
+
+/// Is `var`, bound at `after`, read later in the same function (a condition,
+/// a return, an argument or another assignment)?
+fn consumed(model: &FileModel, site: &LockSite, var: &str, after: usize) -> bool {
+    let later = |start: usize| start > after;
+    model
+        .conditionals
+        .iter()
+        .any(|c| c.func == site.func && later(c.cond.start) && mentions(&c.text, var))
+        || model
+            .exits
+            .iter()
+            .any(|e| e.func == site.func && later(e.span.start) && mentions(&e.value, var))
+        || model.calls.iter().any(|c| {
+            c.func == site.func
+                && later(c.span.start)
+                && c.args.iter().any(|a| mentions(&a.value.text, var))
+        })
+        || model
+            .assigns
+            .iter()
+            .any(|a| a.func == site.func && later(a.span.start) && mentions(&a.value.text, var))
+}
+
+/// For SQL the row comes back through the cursor: a later read of it
+/// (`cur.fetchone()`, `cur.rowcount == 1`) consumes the result.
+fn sql_fetched(model: &FileModel, site: &LockSite) -> bool {
+    let call = model.call(site.call);
+    let Some(cursor) = call.receiver.as_deref().map(|r| r.text.as_str()) else {
+        return false;
+    };
+    consumed(model, site, cursor, call.span.end)
+        || model.calls.iter().any(|c| {
+            c.func == site.func
+                && c.span.start > call.span.end
+                && c.receiver.as_deref().is_some_and(|r| r.text == cursor)
+        })
+}
+
+fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
+    for site in &fa.sites {
+        if !site.try_acquire || site.guarded {
+            continue;
+        }
+        let call = fa.model.call(site.result_call);
+        let ignored = match &call.usage {
+            Usage::Discarded => !(site.kind == SiteKind::Sql && sql_fetched(fa.model, site)),
+            // `ok, err := ...`: reading any of the names counts (go-redis and
+            // bsm report contention through the error).
+            Usage::Assigned(_) => {
+                !call.usage.bound_names().iter().any(|var| {
+                    *var != "_"
+                        && (var.contains('.') || consumed(fa.model, site, var, call.span.end))
+                }) && !(site.kind == SiteKind::Sql && sql_fetched(fa.model, site))
+            }
+            _ => false,
+        };
+        if ignored {
+            let f = Finding::new(
+                &RULE,
+                site.span,
+                format!("the result of this try-acquire of lock {} is never checked: the critical section runs whether or not the lock was granted", site.key_display()),
+            )
+            .site(site);
+            out.push(f);
+        }
+    }
+}

@@ -1,0 +1,71 @@
+use super::declare_rule;
+use crate::finding::Finding;
+use crate::sites::{FileAnalysis, SiteKind, Wait};
+
+declare_rule! {
+    /// ## What it flags
+    /// A blocking acquire with no bound on how long it waits: redis-py
+    /// `Lock` without `blocking_timeout`, python-redis-lock `acquire()`
+    /// without `timeout`, Redisson `lock()`, Curator `acquire()`, etcd
+    /// `Lock(ctx)`, `pg_advisory_lock` in a file that never sets
+    /// `lock_timeout`.
+    ///
+    /// ## Why it breaks
+    /// When the holder is stuck (or the lock never expires), every waiter
+    /// blocks with it: request threads, worker slots and connections pile up
+    /// until the service stops answering. An unbounded wait turns one slow
+    /// job into an outage.
+    ///
+    /// ## Example
+    /// ```python
+    /// with r.lock("lock:report", timeout=60):       # waits forever for the lock
+    ///     build_report()
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// with r.lock("lock:report", timeout=60, blocking_timeout=5):
+    ///     build_report()
+    /// ```
+    ///
+    /// ## Not flagged
+    /// Try-acquires (`SET NX`, `tryLock()`, `blocking=False`), libraries with
+    /// bounded retries by default (redsync, node-redlock), `lock_timeout`
+    /// set for Postgres advisory locks.
+    RULE {
+        code: "LA105",
+        name: "unbounded-wait",
+        severity: Warning,
+        summary: "a blocking acquire has no wait bound",
+        label: "may wait forever",
+        help: "bound the wait (blocking_timeout=, tryLock(wait, lease, unit), a context deadline, lock_timeout)",
+        check: check,
+    }
+}
+
+fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
+    for site in &fa.sites {
+        if !matches!(site.wait, Wait::Forever) {
+            continue;
+        }
+        if site.kind == SiteKind::Sql {
+            // Row locks (`FOR UPDATE`, row claims) wait like any write does: not
+            // this rule's business. Advisory locks are, unless `lock_timeout`
+            // bounds every lock wait of the session.
+            let clause = site.command.contains(' ') || site.command.is_empty();
+            if clause || fa.text.to_ascii_lowercase().contains("lock_timeout") {
+                continue;
+            }
+        }
+        let f = Finding::new(
+            &RULE,
+            site.span,
+            format!(
+                "acquiring lock {} blocks with no bound on the wait",
+                site.key_display()
+            ),
+        )
+        .site(site);
+        out.push(f);
+    }
+}

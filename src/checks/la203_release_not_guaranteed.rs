@@ -1,0 +1,243 @@
+use super::declare_rule;
+use crate::finding::Finding;
+use crate::model::{mentions, Conditional, ExitKind, FileModel, GuardKind, Language, Span};
+use crate::sites::{FileAnalysis, LockSite, Release};
+
+declare_rule! {
+    /// ## What it flags
+    /// A release that some path out of the critical section skips, so the
+    /// lock is held until its TTL (or forever without one):
+    /// - Python, Java, JavaScript/TypeScript, Ruby: a release that is not in
+    ///   `finally` / `ensure` / a `with` / try-with-resources / block form,
+    ///   when anything that may raise runs before it;
+    /// - Go: an explicit `return` between the acquisition and a release that
+    ///   is not `defer`red;
+    /// - Rust: a `return`, `?` or `break` between the acquisition and the release;
+    /// - a lock object, or a session-level `pg_advisory_lock` / `GET_LOCK`,
+    ///   acquired and never released in the file (reported at the acquisition).
+    ///
+    /// ## Why it breaks
+    /// An exception or an early return leaves the lock held. Every other
+    /// worker waits or skips the job until the lease runs out; with a session
+    /// lock on a pooled connection, the *next* user of that connection
+    /// inherits it.
+    ///
+    /// ## Example
+    /// ```python
+    /// lock.acquire()
+    /// charge(order)          # raises: the lock stays held
+    /// lock.release()
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// with r.lock(f"lock:order:{order.id}", timeout=30, blocking_timeout=5):
+    ///     charge(order)
+    /// ```
+    /// Go: `defer mutex.Unlock()`; Rust: capture the work's result, release,
+    /// then return the result.
+    ///
+    /// ## Not flagged
+    /// Releases in `finally`/`ensure`/`defer`, guard forms, returns on the
+    /// not-acquired path (`if !ok { return }`), releases in another function
+    /// (the path cannot be followed), raw `SET NX` markers that are left to
+    /// expire, and handles returned or stored for release elsewhere.
+    RULE {
+        code: "LA203",
+        name: "release-not-guaranteed",
+        severity: Warning,
+        summary: "some path out of the critical section skips the release",
+        label: "not reached on every path",
+        help: "release in finally / ensure / defer, or use the library's guard form (with, block, using)",
+        check: check,
+    }
+}
+
+/// Names that carry the acquisition's result: what it is bound to
+/// (`ok, err := ...`) and out-parameters of its chain (Go `.Scan(&ok)`).
+fn acquisition_names(model: &FileModel, site: &LockSite) -> Vec<String> {
+    let end = model.call(site.result_call);
+    let mut names: Vec<String> = end
+        .usage
+        .bound_names()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    names.extend(
+        end.args
+            .iter()
+            .filter(|a| a.value.text.starts_with('&'))
+            .filter_map(|a| a.value.peel().as_name().map(str::to_string)),
+    );
+    // One hop: `acquired = row.get(0)` after `row = query_one(..)`.
+    let derived: Vec<String> = model
+        .assigns
+        .iter()
+        .filter(|a| a.func == site.func && a.span.start > site.span.start)
+        .filter(|a| names.iter().any(|n| mentions(&a.value.text, n)))
+        .map(|a| a.target.clone())
+        .collect();
+    names.extend(derived);
+    names
+}
+
+/// A branch that tests the acquisition: its condition contains the acquiring
+/// call (`if not r.set(..):`, Go `if err := ..; err != nil`) or reads its result.
+fn tests_acquisition(site: &LockSite, names: &[String], c: &Conditional) -> bool {
+    c.stmt.contains(site.span) || names.iter().any(|n| mentions(&c.text, n))
+}
+
+/// Is the exit at `span` on the not-acquired path? It is inside a branch that
+/// tests the acquisition, and the release is not inside that branch.
+fn on_failure_path(
+    model: &FileModel,
+    site: &LockSite,
+    names: &[String],
+    span: Span,
+    release: Span,
+) -> bool {
+    model.conditionals.iter().any(|c| {
+        c.stmt.contains(span) && !c.stmt.contains(release) && tests_acquisition(site, names, c)
+    })
+}
+
+/// A release inside `if not acquired:` (a takeover, a cleanup) runs when the
+/// lock was *not* granted: the path question does not apply to it.
+fn release_when_not_acquired(
+    model: &FileModel,
+    site: &LockSite,
+    names: &[String],
+    release: Span,
+) -> bool {
+    let negated = |t: &str| {
+        let t = t.trim_start_matches('(').trim();
+        t.starts_with("not ")
+            || t.starts_with('!')
+            || [
+                "== false",
+                "is None",
+                "== nil",
+                "is False",
+                ".nil?",
+                "=== false",
+            ]
+            .iter()
+            .any(|n| t.contains(n))
+    };
+    model.conditionals.iter().any(|c| {
+        c.stmt.contains(release)
+            && !c.cond.contains(release)
+            && tests_acquisition(site, names, c)
+            && negated(&c.text)
+    })
+}
+
+/// The handle leaves the function (returned, stored on an object, passed on):
+/// it may be released elsewhere.
+fn escapes(model: &FileModel, site: &LockSite) -> bool {
+    let Some(h) = site.handle.as_deref() else {
+        return false;
+    };
+    h.contains('.')
+        || h.starts_with('@')
+        || model
+            .exits
+            .iter()
+            .any(|e| e.func == site.func && mentions(&e.value, h))
+        || model.calls.iter().any(|c| {
+            c.func == site.func
+                && c.span.start > site.span.end
+                && c.args.iter().any(|a| mentions(&a.value.text, h))
+        })
+}
+
+fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
+    let model = fa.model;
+    for site in &fa.sites {
+        if site.guarded {
+            continue;
+        }
+        if site.releases.is_empty() {
+            if site.expects_release && !escapes(model, site) {
+                let f = Finding::new(
+                    &RULE,
+                    site.span,
+                    format!("lock {} is acquired but never released in this file: it is held until its lease ends", site.key_display()),
+                )
+                .site(site);
+                out.push(f);
+            }
+            continue;
+        }
+        let names = acquisition_names(model, site);
+        for rel in site.releases.iter().map(|&i| &fa.releases[i]) {
+            if rel.func != site.func || rel.span.start < site.span.end {
+                continue;
+            }
+            if model.inside(rel.span, &[GuardKind::Finally, GuardKind::Defer])
+                || release_when_not_acquired(model, site, &names, rel.span)
+            {
+                continue;
+            }
+            if let Some((skip, why)) = skipping_path(fa, site, rel, &names) {
+                let f = Finding::new(
+                    &RULE,
+                    rel.span,
+                    format!(
+                        "the release of lock {} is skipped when {why}",
+                        site.key_display()
+                    ),
+                )
+                .site(site)
+                .label(skip, why)
+                .label(site.span, "acquired here");
+                out.push(f);
+            }
+        }
+    }
+}
+
+/// The first thing between the acquisition and `rel` that leaves without releasing.
+fn skipping_path(
+    fa: &FileAnalysis,
+    site: &LockSite,
+    rel: &Release,
+    names: &[String],
+) -> Option<(Span, &'static str)> {
+    let model = fa.model;
+    // After the whole acquisition expression (`sqlx::query(..).bind(k).execute(..)`).
+    let acquired = model.call(site.result_call).span.end.max(site.span.end);
+    let between = |s: Span| s.start >= acquired && s.end <= rel.span.start;
+    match model.language {
+        Language::Go | Language::Rust => model
+            .exits
+            .iter()
+            .filter(|e| e.func == site.func && between(e.span))
+            .filter(|e| model.language == Language::Rust || e.kind == ExitKind::Return)
+            .filter(|e| !on_failure_path(model, site, names, e.span, rel.span))
+            // `set_nx(..)?` / `.await?`: the `?` of the acquisition itself.
+            .filter(|e| {
+                let gap = fa.text.get(acquired..e.span.start).unwrap_or("");
+                !gap.trim().trim_start_matches(".await").trim().is_empty()
+            })
+            .map(|e| {
+                let why = match e.kind {
+                    ExitKind::Try => "`?` returns early",
+                    ExitKind::Break => "the loop breaks early",
+                    _ => "the function returns early",
+                };
+                (e.span, why)
+            })
+            .next(),
+        _ => model
+            .calls
+            .iter()
+            .filter(|c| c.func == site.func && between(c.span) && !site.span.contains(c.span))
+            .filter(|c| !on_failure_path(model, site, names, c.span, rel.span))
+            .find(|c| {
+                !model.inside(c.span, &[GuardKind::Closure])
+                    || model.inside(site.span, &[GuardKind::Closure])
+            })
+            .map(|c| (c.span, "this call raises")),
+    }
+}
