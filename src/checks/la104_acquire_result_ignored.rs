@@ -88,18 +88,17 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
             continue;
         }
         let call = fa.model.call(site.result_call);
-        let ignored = match &call.usage {
-            Usage::Discarded => !(site.kind == SiteKind::Sql && sql_fetched(fa.model, site)),
-            // `ok, err := ...`: reading any of the names counts (go-redis and
-            // bsm report contention through the error).
-            Usage::Assigned(_) => {
-                !call.usage.bound_names().iter().any(|var| {
-                    *var != "_"
-                        && (var.contains('.') || consumed(fa.model, site, var, call.span.end))
-                }) && !(site.kind == SiteKind::Sql && sql_fetched(fa.model, site))
-            }
+        // `ok, err := ...`: reading any of the names counts (go-redis and
+        // bsm report contention through the error).
+        let read = |var: &&str| {
+            *var != "_" && (var.contains('.') || consumed(fa.model, site, var, call.span.end))
+        };
+        let thrown_away = match &call.usage {
+            Usage::Discarded => true,
+            Usage::Assigned(_) => !call.usage.bound_names().iter().any(read),
             _ => false,
         };
+        let ignored = thrown_away && !(site.kind == SiteKind::Sql && sql_fetched(fa.model, site));
         if ignored {
             let f = Finding::new(
                 &RULE,
