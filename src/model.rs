@@ -197,13 +197,7 @@ pub enum Usage {
 impl Usage {
     /// The (first) name the result is bound to.
     pub fn bound(&self) -> Option<&str> {
-        match self {
-            Usage::Assigned(names) => names
-                .split(',')
-                .next()
-                .map(|n| n.trim().trim_start_matches("mut ")),
-            _ => None,
-        }
+        self.bound_names().into_iter().next()
     }
 
     /// Every name the result is bound to: `ok, err`, `[rows]`, `{ data }`, `mut x`.

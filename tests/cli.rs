@@ -22,11 +22,8 @@ fn examples_have_findings_and_exit_1() {
 #[test]
 fn clean_tree_exits_0() {
     let dir = tempfile::tempdir().unwrap();
-    fs::write(
-        dir.path().join("ok.py"),
-        "import redis\nr = redis.Redis()\nr.set('lock:x', 'tok', nx=True, px=1000)\n",
-    )
-    .unwrap();
+    let src = "import redis, uuid\nr = redis.Redis()\nif r.set('lock:x', uuid.uuid4().hex, nx=True, px=1000):\n    print('mine')\n";
+    fs::write(dir.path().join("ok.py"), src).unwrap();
     lock_audit()
         .arg("check")
         .arg(dir.path())

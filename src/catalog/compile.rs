@@ -98,6 +98,7 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
             cat.lock_words
                 .extend(v.lock_words.iter().map(|w| w.to_ascii_lowercase()));
             cat.watch_methods.extend(v.watch_methods.iter().cloned());
+            cat.log_methods.extend(v.log_methods.iter().cloned());
         }
         files.push((path, src, raw));
     }
@@ -152,6 +153,7 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                     .map(|f| f.to_ascii_uppercase())
                     .collect(),
                 option_aliases: api.option_aliases,
+                contention_error: api.contention_error,
                 args: api.args,
                 flags: api.flags,
                 chain: api.chain,

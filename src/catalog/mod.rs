@@ -53,6 +53,7 @@ pub struct Api {
     pub invoke: BTreeMap<ArgRole, Slot>,
     pub fixed_flags: Vec<String>,
     pub option_aliases: BTreeMap<String, String>,
+    pub contention_error: bool,
 }
 
 /// What a call of an API does.
@@ -112,6 +113,7 @@ pub struct Catalog {
     pub commands: HashMap<String, CommandSpec>,
     pub lock_words: Vec<String>,
     pub watch_methods: Vec<String>,
+    pub log_methods: Vec<String>,
     pub triggers: Vec<String>,
     pub sql: Vec<SqlLock>,
     /// (language, method or function last segment) -> API indices.

@@ -102,6 +102,10 @@ pub struct RawApi {
     pub option_aliases: BTreeMap<String, String>,
     /// A library lock: this call creates or takes one.
     pub lock: Option<RawLock>,
+    /// A try-acquire reports contention as an error, not a value (go-redis
+    /// `SetArgs`/`Do` return `redis.Nil`): checking the error is checking it.
+    #[serde(default)]
+    pub contention_error: bool,
     /// Where the command's named arguments sit in the call.
     #[serde(default)]
     pub args: BTreeMap<ArgRole, RawSlot>,
@@ -198,6 +202,9 @@ pub struct RawVocabulary {
     /// GET-compare-DEL after one is checked by the server at EXEC.
     #[serde(default)]
     pub watch_methods: Vec<String>,
+    /// Logging / printing calls: passing a value to one does not check it.
+    #[serde(default)]
+    pub log_methods: Vec<String>,
 }
 
 /// When a library lock call takes the lock.
@@ -278,6 +285,10 @@ pub struct RawAcquireMethod {
     pub wait: Option<RawDuration>,
     #[serde(default)]
     pub try_acquire: bool,
+    /// Returns false (instead of raising) when a bounded or non-blocking
+    /// attempt gives up: a try-acquire only then (redis-py `acquire()`).
+    #[serde(default)]
+    pub try_when_bounded: bool,
 }
 
 /// A duration argument: where it is, its unit, and what an absent one means.

@@ -1,6 +1,6 @@
 use super::declare_rule;
 use crate::finding::Finding;
-use crate::model::{mentions, FileModel, Usage};
+use crate::model::{mentions, Call, Usage};
 use crate::sites::{FileAnalysis, LockSite, SiteKind};
 
 declare_rule! {
@@ -44,42 +44,59 @@ declare_rule! {
     }
 }
 
-/// Is `var`, bound at `after`, read later in the same function (a condition,
-/// a return, an argument or another assignment)?
-fn consumed(model: &FileModel, site: &LockSite, var: &str, after: usize) -> bool {
-    let later = |start: usize| start > after;
+/// Is `var`, bound at `after`, read later in the same function: a condition,
+/// a return, an argument (logging does not count) or another assignment?
+fn consumed(fa: &FileAnalysis, site: &LockSite, var: &str, after: usize) -> bool {
+    let model = fa.model;
+    let same = |func: Option<usize>, start: usize| func == site.func && start > after;
+    let logs = |c: &Call| fa.catalog.log_methods.contains(&c.name);
     model
         .conditionals
         .iter()
-        .any(|c| c.func == site.func && later(c.cond.start) && mentions(&c.text, var))
+        .any(|c| same(c.func, c.cond.start) && mentions(&c.text, var))
         || model
             .exits
             .iter()
-            .any(|e| e.func == site.func && later(e.span.start) && mentions(&e.value, var))
+            .any(|e| same(e.func, e.span.start) && mentions(&e.value, var))
         || model.calls.iter().any(|c| {
-            c.func == site.func
-                && later(c.span.start)
+            same(c.func, c.span.start)
+                && !logs(c)
                 && c.args.iter().any(|a| mentions(&a.value.text, var))
         })
         || model
             .assigns
             .iter()
-            .any(|a| a.func == site.func && later(a.span.start) && mentions(&a.value.text, var))
+            .any(|a| same(a.func, a.span.start) && mentions(&a.value.text, var))
 }
 
-/// For SQL the row comes back through the cursor: a later read of it
-/// (`cur.fetchone()`, `cur.rowcount == 1`) consumes the result.
-fn sql_fetched(model: &FileModel, site: &LockSite) -> bool {
+/// For SQL the row comes back through the cursor: a later fetch on it
+/// (`cur.fetchone()`, `rows.Scan(..)`) or a read of `cur.rowcount` consumes it.
+fn sql_fetched(fa: &FileAnalysis, site: &LockSite) -> bool {
+    let model = fa.model;
     let call = model.call(site.call);
     let Some(cursor) = call.receiver.as_deref().map(|r| r.text.as_str()) else {
         return false;
     };
-    consumed(model, site, cursor, call.span.end)
-        || model.calls.iter().any(|c| {
-            c.func == site.func
-                && c.span.start > call.span.end
-                && c.receiver.as_deref().is_some_and(|r| r.text == cursor)
-        })
+    let after = |start: usize, func: Option<usize>| func == site.func && start > call.span.end;
+    let fetch = |name: &str| {
+        let n = name.to_ascii_lowercase();
+        ["fetch", "scalar", "first", "one", "next", "scan"]
+            .iter()
+            .any(|p| n.starts_with(p))
+    };
+    let rowcount = format!("{cursor}.rowcount");
+    model.calls.iter().any(|c| {
+        after(c.span.start, c.func)
+            && fetch(&c.name)
+            && c.receiver.as_deref().is_some_and(|r| r.text == cursor)
+    }) || model
+        .conditionals
+        .iter()
+        .any(|c| after(c.cond.start, c.func) && c.text.contains(&rowcount))
+        || model
+            .exits
+            .iter()
+            .any(|e| after(e.span.start, e.func) && e.value.contains(&rowcount))
 }
 
 fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
@@ -91,14 +108,18 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
         // `ok, err := ...`: reading any of the names counts (go-redis and
         // bsm report contention through the error).
         let read = |var: &&str| {
-            *var != "_" && (var.contains('.') || consumed(fa.model, site, var, call.span.end))
+            *var != "_" && (var.contains('.') || consumed(fa, site, var, call.span.end))
         };
         let thrown_away = match &call.usage {
             Usage::Discarded => true,
-            Usage::Assigned(_) => !call.usage.bound_names().iter().any(read),
+            // The value itself must be read, unless contention is an error.
+            Usage::Assigned(_) if site.contention_error => {
+                !call.usage.bound_names().iter().any(read)
+            }
+            Usage::Assigned(_) => !call.usage.bound().is_some_and(|v| read(&v)),
             _ => false,
         };
-        let ignored = thrown_away && !(site.kind == SiteKind::Sql && sql_fetched(fa.model, site));
+        let ignored = thrown_away && !(site.kind == SiteKind::Sql && sql_fetched(fa, site));
         if ignored {
             let f = Finding::new(
                 &RULE,

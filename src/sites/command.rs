@@ -257,13 +257,17 @@ fn build(
     }
     let script_src = got.take(ArgRole::Script).into_iter().next();
     if let Some(src) = script_src {
-        let mut keys = flatten(got.take(ArgRole::ScriptKeys));
+        let keys = flatten(got.take(ArgRole::ScriptKeys));
         let invocations = script_invocations(model, api, call, next);
-        if keys.is_empty() {
-            keys = invocations.iter().flat_map(|(k, _)| k.clone()).collect();
+        // The script runs where it is invoked, with that invocation's keys:
+        // one set of commands per invocation (or one, at the call, if none is seen).
+        if keys.is_empty() && !invocations.is_empty() {
+            for (keys, at) in invocations {
+                expand_script(model, catalog, &cmd, &src, &keys, Some(at), out);
+            }
+        } else {
+            expand_script(model, catalog, &cmd, &src, &keys, None, out);
         }
-        let inv_span = invocations.first().map(|(_, s)| *s);
-        expand_script(model, catalog, &cmd, &src, &keys, inv_span, out);
         return;
     }
     out.push(cmd);
@@ -369,7 +373,7 @@ fn script_invocations(
     api: &Api,
     call: &Call,
     next: &HashMap<CallId, CallId>,
-) -> Vec<(Vec<Expr>, Span)> {
+) -> Vec<(Vec<Expr>, CallId)> {
     let var = match &call.usage {
         Usage::Assigned(_) => call.usage.bound(),
         _ => None,
@@ -400,9 +404,9 @@ fn script_invocations(
                     None => break,
                 }
             }
-            out.push((keys, c.span));
+            out.push((keys, c.id));
         } else if let Some(slot) = api.invoke.get(&ArgRole::ScriptKeys) {
-            out.push((flatten(slot_values(model, c, slot)), c.span));
+            out.push((flatten(slot_values(model, c, slot)), c.id));
         }
     }
     out
@@ -414,7 +418,7 @@ fn expand_script(
     eval: &Command,
     src: &Expr,
     keys: &[Expr],
-    invocation: Option<Span>,
+    invocation: Option<CallId>,
     out: &mut Vec<Command>,
 ) {
     let func = model.call(eval.call).func;
@@ -470,9 +474,13 @@ fn expand_script(
                 guarded: lc.guarded,
                 source_name: source_name.clone(),
             }),
-            span: invocation.unwrap_or(eval.span),
             ..eval.clone()
         };
+        if let Some(at) = invocation {
+            // Attributed to the invocation: its function, its line.
+            cmd.call = at;
+            cmd.span = model.call(at).span;
+        }
         apply_words(model, spec, &words, model.call(eval.call), &mut cmd);
         out.push(cmd);
     }

@@ -71,8 +71,21 @@ fn slot_of(
     slot_values(model, call, &slot).into_iter().next()
 }
 
-fn duration_arg(model: &FileModel, call: &Call, d: &DurationSlot) -> Option<Expr> {
-    slot_of(model, call, d.pos, d.kw.as_ref()).filter(|e| !e.is_nullish())
+/// A duration argument as written. For a TTL, `0` / `None` mean "absent"
+/// (redis-py, go-redis); for a wait only `None` does: `tryLock(0, ..)` waits zero.
+fn duration_arg(
+    model: &FileModel,
+    call: &Call,
+    d: &DurationSlot,
+    zero_is_absent: bool,
+) -> Option<Expr> {
+    slot_of(model, call, d.pos, d.kw.as_ref()).filter(|e| {
+        if zero_is_absent {
+            !e.is_nullish()
+        } else {
+            !matches!(e.peel().kind, crate::model::ExprKind::Null)
+        }
+    })
 }
 
 /// A duration slot's resolution: the value written (and the slot it was
@@ -86,6 +99,7 @@ struct Picked<'s> {
 /// neither the method nor the factory has a slot for this duration.
 fn pick<'s>(
     model: &FileModel,
+    zero_is_absent: bool,
     method_slot: Option<&'s DurationSlot>,
     factory_slot: Option<&'s DurationSlot>,
     factory: &'s Call,
@@ -95,9 +109,11 @@ fn pick<'s>(
         return None;
     }
     let given = method_slot
-        .and_then(|s| duration_arg(model, acquire, s).map(|v| (v, s, acquire)))
+        .and_then(|s| duration_arg(model, acquire, s, zero_is_absent).map(|v| (v, s, acquire)))
         .or_else(|| {
-            factory_slot.and_then(|s| duration_arg(model, factory, s).map(|v| (v, s, factory)))
+            factory_slot.and_then(|s| {
+                duration_arg(model, factory, s, zero_is_absent).map(|v| (v, s, factory))
+            })
         });
     let default = method_slot
         .and_then(|s| s.default.as_deref())
@@ -114,6 +130,7 @@ fn ttl_of(
 ) -> (Ttl, Option<i64>) {
     let Some(Picked { given, default }) = pick(
         model,
+        true,
         method.and_then(|m| m.ttl.as_ref()),
         spec.ttl.as_ref(),
         factory,
@@ -177,6 +194,7 @@ fn wait_of(
     }
     let Some(Picked { given, default }) = pick(
         model,
+        false,
         method.and_then(|m| m.wait.as_ref()),
         spec.wait.as_ref(),
         factory,
@@ -185,12 +203,22 @@ fn wait_of(
         return Wait::NotApplicable;
     };
     match (given, default) {
+        // A context without a deadline bounds nothing.
+        (Some((v, slot, _)), _) if slot.unit.as_deref() == Some("context") && is_background(&v) => {
+            Wait::Forever
+        }
         (Some((v, _, _)), _) => Wait::Given(v),
         (None, Some("never")) => Wait::Forever,
         (None, Some("none")) => Wait::NoWait,
         (None, Some(d)) => Wait::Default(d.to_string()),
         (None, None) => Wait::NotApplicable,
     }
+}
+
+/// `context.Background()` / `context.TODO()`: a context that never expires.
+fn is_background(e: &Expr) -> bool {
+    let t = e.peel().text.as_str();
+    t.ends_with("Background()") || t.ends_with("TODO()")
 }
 
 struct Ctx<'a> {
@@ -229,6 +257,7 @@ impl Ctx<'_> {
                 .next()
                 .or_else(|| slot_values(self.model, factory, s).into_iter().next())
         });
+        let wait = wait_of(self.model, self.spec, factory, acquire, method);
         let (ttl, ttl_ms) = ttl_of(self.model, self.spec, factory, acquire, method);
         LockSite {
             library: self.lib.name.clone(),
@@ -240,12 +269,18 @@ impl Ctx<'_> {
             owner,
             ttl,
             ttl_ms,
-            wait: wait_of(self.model, self.spec, factory, acquire, method),
-            try_acquire: self.spec.try_acquire || method.is_some_and(|m| m.try_acquire),
+            // redis-py `acquire()` returns False only when it may give up
+            // (`blocking=False` or a `blocking_timeout`).
+            try_acquire: self.spec.try_acquire
+                || method.is_some_and(|m| m.try_acquire)
+                || (method.is_some_and(|m| m.try_when_bounded)
+                    && matches!(wait, Wait::NoWait | Wait::Given(_))),
+            wait,
             redlock: self.spec.redlock,
             fencing: self.spec.fencing.clone(),
             evidence: vec![self.evidence.clone()],
             guarded: self.spec.releases_on_drop,
+            contention_error: true,
             handle,
             expects_release: !self.spec.release_methods.is_empty(),
             ..LockSite::base(acquire.id, span, acquire.func, SiteKind::Library)

@@ -145,6 +145,9 @@ pub struct LockSite {
     pub expects_release: bool,
     /// The variable holding the lock object or handle, when there is one.
     pub handle: Option<String>,
+    /// Contention comes back as an error (library locks, go-redis `SetArgs`):
+    /// reading the error checks the result.
+    pub contention_error: bool,
 }
 
 /// Where a lock site comes from.
@@ -188,6 +191,7 @@ impl LockSite {
             section: span,
             expects_release: false,
             handle: None,
+            contention_error: false,
         }
     }
 }
@@ -241,6 +245,8 @@ impl Release {
 /// Everything the checks see for one file.
 pub struct FileAnalysis<'m> {
     pub model: &'m FileModel,
+    /// The catalog's vocabularies (log methods, lock words) for the checks.
+    pub catalog: &'m Catalog,
     /// The file's text (for checks that look at what is written between spans).
     pub text: &'m str,
     pub sites: Vec<LockSite>,
@@ -256,7 +262,7 @@ fn same_script(a: &Command, b: &Command) -> bool {
 }
 
 /// Finds the lock sites and releases of one file.
-pub fn analyze<'m>(model: &'m FileModel, text: &'m str, catalog: &Catalog) -> FileAnalysis<'m> {
+pub fn analyze<'m>(model: &'m FileModel, text: &'m str, catalog: &'m Catalog) -> FileAnalysis<'m> {
     let cmds = command::commands(model, catalog);
     let func_of = |c: &Command| model.call(c.call).func;
     let key_of = |c: &Command| -> (Option<Expr>, String) {
@@ -329,6 +335,7 @@ pub fn analyze<'m>(model: &'m FileModel, text: &'m str, catalog: &Catalog) -> Fi
             ttl_ms,
             separate_expire,
             try_acquire: true,
+            contention_error: api.contention_error,
             evidence: vec![cmd.evidence.clone()],
             ..LockSite::base(cmd.call, cmd.span, func_of(cmd), SiteKind::Command)
         });
@@ -394,6 +401,7 @@ pub fn analyze<'m>(model: &'m FileModel, text: &'m str, catalog: &Catalog) -> Fi
     lifecycle::complete(model, text, catalog, &cmds, &mut sites, &mut releases);
     FileAnalysis {
         model,
+        catalog,
         text,
         sites,
         releases,

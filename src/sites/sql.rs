@@ -120,7 +120,7 @@ pub fn analyze(
         .flat_map(|c| c.args.iter().filter_map(|a| a.value.as_call()))
         .collect();
     for call in model.calls.iter().filter(|c| !nested.contains(&c.id)) {
-        for arg in &call.args {
+        for (index, arg) in call.args.iter().enumerate() {
             let Some(sql) = sql_text(model, &arg.value, call.func) else {
                 continue;
             };
@@ -155,7 +155,8 @@ pub fn analyze(
                 backend: lock.backend.clone(),
                 api: lock.id.clone(),
                 command: lock.needle.trim_end_matches('(').to_string(),
-                key: call.args.get(1).map(|a| a.value.clone()),
+                // The lock's key is the first argument after the SQL text.
+                key: call.args.get(index + 1).map(|a| a.value.clone()),
                 ttl: Ttl::Scoped(scope),
                 wait,
                 try_acquire: lock.try_acquire,
