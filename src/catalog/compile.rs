@@ -136,6 +136,7 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 let last = last_segment(name).to_string();
                 cat.index.entry((language, last)).or_default().push(index);
             }
+            let api_is_lock = api.lock.is_some();
             let kind = match (api.command, api.lock) {
                 (Some(c), None) => ApiKind::Command((c != "*").then(|| c.to_ascii_uppercase())),
                 (None, Some(lock)) => ApiKind::Lock(Box::new(lock)),
@@ -153,7 +154,7 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                     .map(|f| f.to_ascii_uppercase())
                     .collect(),
                 option_aliases: api.option_aliases,
-                contention_error: api.contention_error,
+                contention_error: api.contention_error.unwrap_or(api_is_lock),
                 args: api.args,
                 flags: api.flags,
                 chain: api.chain,

@@ -103,9 +103,10 @@ pub struct RawApi {
     /// A library lock: this call creates or takes one.
     pub lock: Option<RawLock>,
     /// A try-acquire reports contention as an error, not a value (go-redis
-    /// `SetArgs`/`Do` return `redis.Nil`): checking the error is checking it.
-    #[serde(default)]
-    pub contention_error: bool,
+    /// `SetArgs`/`Do` return `redis.Nil`; most lock libraries): checking the
+    /// error is checking it. Default: true for `lock` APIs, false for commands
+    /// (redlock-rs `lock` returns `Ok(None)`: set `false`).
+    pub contention_error: Option<bool>,
     /// Where the command's named arguments sit in the call.
     #[serde(default)]
     pub args: BTreeMap<ArgRole, RawSlot>,

@@ -1,6 +1,6 @@
 use super::declare_rule;
 use crate::finding::Finding;
-use crate::model::{mentions, Call, Usage};
+use crate::model::{mentions, Call, ExitKind, Usage};
 use crate::sites::{FileAnalysis, LockSite, SiteKind};
 
 declare_rule! {
@@ -119,7 +119,17 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
             Usage::Assigned(_) => !call.usage.bound().is_some_and(|v| read(&v)),
             _ => false,
         };
-        let ignored = thrown_away && !(site.kind == SiteKind::Sql && sql_fetched(fa, site));
+        // Rust `acquire(..)?` / `.await?`: an error is propagated, so checked.
+        let propagated = site.contention_error
+            && fa.model.exits.iter().any(|e| {
+                e.kind == ExitKind::Try
+                    && e.span.start >= call.span.end
+                    && fa.text.get(call.span.end..e.span.start).is_some_and(|gap| {
+                        gap.trim().trim_start_matches(".await").trim().is_empty()
+                    })
+            });
+        let ignored =
+            thrown_away && !propagated && !(site.kind == SiteKind::Sql && sql_fetched(fa, site));
         if ignored {
             let f = Finding::new(
                 &RULE,

@@ -222,6 +222,7 @@ fn is_background(e: &Expr) -> bool {
 }
 
 struct Ctx<'a> {
+    contention_error: bool,
     model: &'a FileModel,
     lib: &'a Library,
     api_id: &'a str,
@@ -280,7 +281,7 @@ impl Ctx<'_> {
             fencing: self.spec.fencing.clone(),
             evidence: vec![self.evidence.clone()],
             guarded: self.spec.releases_on_drop,
-            contention_error: true,
+            contention_error: self.contention_error,
             handle,
             expects_release: !self.spec.release_methods.is_empty(),
             ..LockSite::base(acquire.id, span, acquire.func, SiteKind::Library)
@@ -310,6 +311,7 @@ pub fn analyze(
             continue;
         };
         let cx = Ctx {
+            contention_error: api.contention_error,
             model,
             lib: catalog.library_of(api),
             api_id: &api.id,
