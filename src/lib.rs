@@ -16,20 +16,15 @@ pub mod lines;
 pub mod model;
 pub mod prefilter;
 pub mod report;
+pub mod scan;
 pub mod sites;
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::PathBuf;
+pub use scan::check;
+
 use std::sync::Arc;
-use std::time::Instant;
 
-use rayon::prelude::*;
-
-use catalog::Catalog;
 use checks::Rule;
-use discover::SourceFile;
 use finding::Finding;
-use prefilter::Prefilter;
 
 /// What a scan runs with.
 #[derive(Debug, Clone)]
@@ -126,159 +121,7 @@ impl Report {
     }
 }
 
-enum Outcome {
-    Unparsed,
-    Parsed(Option<FileResult>),
-}
-
-/// Scans `paths` with `settings` against `catalog`.
-pub fn check(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> Report {
-    let start = Instant::now();
-    let (files, walk_errors) = discover::discover(paths);
-    let prefilter = Prefilter::new(&catalog.triggers);
-    let results: Vec<(Outcome, Vec<Notice>)> = files
-        .par_iter()
-        .map(|file| {
-            let mut notices = Vec::new();
-            let outcome = catch_unwind(AssertUnwindSafe(|| {
-                scan_file(file, catalog, settings, &prefilter, &mut notices)
-            }))
-            .unwrap_or_else(|panic| {
-                let msg = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown panic".into());
-                notices.push(Notice {
-                    path: file.path.display().to_string(),
-                    kind: NoticeKind::Internal,
-                    reason: format!("internal error while analysing this file: {msg}"),
-                });
-                Outcome::Unparsed
-            });
-            (outcome, notices)
-        })
-        .collect();
-    let mut report = Report::default();
-    report
-        .notices
-        .extend(walk_errors.into_iter().map(|e| Notice {
-            path: e.path,
-            kind: NoticeKind::Failed,
-            reason: e.reason,
-        }));
-    report.summary.files_scanned = files.len();
-    for (outcome, notices) in results {
-        report.notices.extend(notices);
-        if let Outcome::Parsed(result) = outcome {
-            report.summary.files_parsed += 1;
-            if let Some(r) = result {
-                report.summary.sites += r.sites.len();
-                report.summary.findings += r.findings.len();
-                if !r.findings.is_empty() || !r.sites.is_empty() {
-                    report.files.push(r);
-                }
-            }
-        }
-    }
-    report.summary.elapsed_ms = start.elapsed().as_millis();
-    report
-}
-
-fn scan_file(
-    file: &SourceFile,
-    catalog: &Catalog,
-    settings: &Settings,
-    prefilter: &Prefilter,
-    notices: &mut Vec<Notice>,
-) -> Outcome {
-    let path = file.path.display().to_string();
-    let mut notice = |kind, reason: String| {
-        notices.push(Notice {
-            path: path.clone(),
-            kind,
-            reason,
-        })
-    };
-    let size = std::fs::metadata(&file.path).map(|m| m.len()).unwrap_or(0);
-    if size > settings.max_file_size {
-        let reason = format!(
-            "skipped: {size} bytes is over the {} byte limit",
-            settings.max_file_size
-        );
-        notice(NoticeKind::Skipped, reason);
-        return Outcome::Unparsed;
-    }
-    let bytes = match std::fs::read(&file.path) {
-        Ok(b) => b,
-        Err(e) => {
-            notice(NoticeKind::Failed, format!("cannot read: {e}"));
-            return Outcome::Unparsed;
-        }
-    };
-    if bytes.is_empty() {
-        notice(NoticeKind::Skipped, "skipped: empty file".into());
-        return Outcome::Unparsed;
-    }
-    if bytes[..bytes.len().min(8192)].contains(&0) {
-        notice(
-            NoticeKind::Skipped,
-            "skipped: binary file (contains NUL bytes)".into(),
-        );
-        return Outcome::Unparsed;
-    }
-    if !prefilter.matches(&bytes) {
-        return Outcome::Unparsed;
-    }
-    let text: Arc<str> = match String::from_utf8(bytes) {
-        Ok(s) => s.into(),
-        Err(e) => {
-            let at = e.utf8_error().valid_up_to();
-            notice(
-                NoticeKind::Degraded,
-                format!("not valid UTF-8 (first bad byte at offset {at}); analysed with replacement characters"),
-            );
-            String::from_utf8_lossy(e.as_bytes()).into_owned().into()
-        }
-    };
-    // A BOM is not code: drop it, and render from the same text so spans agree.
-    let text: Arc<str> = match text.strip_prefix('\u{feff}') {
-        Some(rest) => rest.into(),
-        None => text,
-    };
-    let tsx = file.path.extension().is_some_and(|e| e == "tsx");
-    let model = match lang::lower(file.language, &text, tsx) {
-        Ok(m) => m,
-        Err(reason) => {
-            notice(NoticeKind::Failed, format!("cannot parse: {reason}"));
-            return Outcome::Parsed(None);
-        }
-    };
-    if let Some(err) = model.syntax_errors.first() {
-        let (line, col) = lines::LineIndex::new(&text).line_col(err.start);
-        notice(
-            NoticeKind::Degraded,
-            format!("syntax error at line {line}, column {col}; analysed the parts that parse"),
-        );
-    }
-    let analysis = sites::analyze(&model, &text, catalog);
-    let mut findings = checks::run(&analysis, &settings.rules);
-    findings.sort_by_key(|f| (f.span.start, f.rule.code));
-    let findings_for_sites: Vec<(Option<model::Span>, &'static str)> = findings
-        .iter()
-        .map(|f| (f.site_span, f.rule.code))
-        .collect();
-    Outcome::Parsed(Some(FileResult {
-        path: file.path.display().to_string(),
-        rel: file.rel.clone(),
-        language: file.language,
-        text: text.clone(),
-        findings,
-        sites: site_infos(&analysis, &findings_for_sites),
-    }))
-}
-
-fn site_infos(
+pub(crate) fn site_infos(
     analysis: &sites::FileAnalysis,
     findings: &[(Option<model::Span>, &'static str)],
 ) -> Vec<SiteInfo> {

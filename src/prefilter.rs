@@ -1,25 +1,45 @@
-//! The prefilter: one Aho–Corasick automaton over the catalog's trigger
-//! literals, run on raw bytes. A file with no trigger is never decoded or
-//! parsed, which keeps a monorepo scan near the cost of reading it.
+//! The prefilter: Aho–Corasick automata over literal triggers, run on raw
+//! bytes. A file with no trigger is never decoded or parsed, which keeps a
+//! monorepo scan near the cost of reading it.
 
 use aho_corasick::AhoCorasick;
 
+#[derive(Clone)]
 pub struct Prefilter {
-    automaton: Option<AhoCorasick>,
+    automata: Vec<AhoCorasick>,
 }
 
 impl Prefilter {
+    /// The catalog's triggers, matched case-insensitively.
     pub fn new(triggers: &[String]) -> Self {
-        let automaton = AhoCorasick::builder()
-            .ascii_case_insensitive(true)
-            .build(triggers)
-            .ok()
-            .filter(|_| !triggers.is_empty());
-        Prefilter { automaton }
+        Self::build(triggers, true)
     }
 
-    /// Does the file mention anything the catalog knows?
+    /// Exact names (wrapper functions), case-sensitive.
+    pub fn exact(names: &[String]) -> Self {
+        Self::build(names, false)
+    }
+
+    fn build(words: &[String], ignore_case: bool) -> Self {
+        let automata = AhoCorasick::builder()
+            .ascii_case_insensitive(ignore_case)
+            .build(words)
+            .ok()
+            .filter(|_| !words.is_empty())
+            .into_iter()
+            .collect();
+        Prefilter { automata }
+    }
+
+    /// Matches what either matches.
+    pub fn either(a: &Prefilter, b: &Prefilter) -> Self {
+        Prefilter {
+            automata: a.automata.iter().chain(&b.automata).cloned().collect(),
+        }
+    }
+
+    /// Does the file mention anything worth parsing?
     pub fn matches(&self, bytes: &[u8]) -> bool {
-        self.automaton.as_ref().is_some_and(|ac| ac.is_match(bytes))
+        self.automata.iter().any(|ac| ac.is_match(bytes))
     }
 }

@@ -44,6 +44,10 @@ declare_rule! {
 
 fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
     for site in &fa.sites {
+        // A wrapper's call: the acquisition is checked once, inside the wrapper.
+        if site.via.is_some() {
+            continue;
+        }
         if !matches!(site.ttl, Ttl::Absent) || site.separate_expire.is_some() {
             continue;
         }

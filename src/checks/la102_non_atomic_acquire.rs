@@ -41,6 +41,10 @@ declare_rule! {
 
 fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
     for site in &fa.sites {
+        // A wrapper's call: the acquisition is checked once, inside the wrapper.
+        if site.via.is_some() {
+            continue;
+        }
         let Some(expire) = site.separate_expire else {
             continue;
         };

@@ -581,13 +581,20 @@ impl<'a> Lowerer<'a> {
             };
         }
         if has(t.expression_statements, kind) || has(t.statement_lists, kind) {
-            let keep_last = t.implicit_return && has(t.statement_lists, kind);
-            let last = children
-                .iter()
-                .rposition(|(_, l)| matches!(l, Lowered::Expr(..)));
-            for (i, (_, l)) in children.iter().enumerate() {
+            // Ruby: the last statement (not comment) of a body is its value.
+            let last = (t.implicit_return && has(t.statement_lists, kind))
+                .then(|| {
+                    let mut cursor = node.walk();
+                    let last = node
+                        .named_children(&mut cursor)
+                        .filter(|c| !has(t.comments, c.kind()))
+                        .last();
+                    last.map(span)
+                })
+                .flatten();
+            for (_, l) in &children {
                 if let Lowered::Expr(e, _) = l {
-                    if !(keep_last && Some(i) == last) {
+                    if Some(e.span) != last {
                         self.set_usage(e, Usage::Discarded);
                     }
                 }

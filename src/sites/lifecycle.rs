@@ -47,7 +47,21 @@ pub fn complete(
         };
     }
     for rel in releases.iter_mut() {
-        rel.racy_get = racy_get(model, catalog, cmds, rel, &chain_end);
+        let Some(get) = guarding_get(model, catalog, cmds, rel, &chain_end) else {
+            continue;
+        };
+        // Inside WATCH ... MULTI/EXEC the server aborts if the key changed:
+        // the compare and the delete are atomic, an owner-checked release.
+        let watched = model.calls.iter().any(|c| {
+            c.func == rel.func
+                && c.span.start < rel.span.start
+                && catalog.watch_methods.contains(&c.name)
+        });
+        if watched {
+            rel.owner_checked = true;
+        } else {
+            rel.racy_get = Some(get);
+        }
     }
 }
 
@@ -77,8 +91,8 @@ fn guard_body(model: &FileModel, id: CallId) -> Option<Span> {
 }
 
 /// `if r.get(key) == token: r.delete(key)`: the `GET` whose comparison decides
-/// this delete, when the two are separate round trips (no WATCH before).
-fn racy_get(
+/// this delete.
+fn guarding_get(
     model: &FileModel,
     catalog: &Catalog,
     cmds: &[Command],
@@ -88,14 +102,6 @@ fn racy_get(
     if rel.owner_checked || rel.script_name.is_some() || rel.key_text.is_empty() {
         return None;
     }
-    let watched = model.calls.iter().any(|c| {
-        c.func == rel.func
-            && c.span.start < rel.span.start
-            && catalog.watch_methods.contains(&c.name)
-    });
-    if watched {
-        return None;
-    }
     cmds.iter()
         .filter(|g| {
             catalog
@@ -103,7 +109,7 @@ fn racy_get(
                 .is_some_and(|s| s.role == CommandRole::Read)
                 && g.script.is_none()
         })
-        .filter(|g| model.call(g.call).func == rel.func && g.span.start < rel.span.start)
+        .filter(|g| model.call(g.call).func == rel.func)
         .filter(|g| {
             g.keys
                 .first()
@@ -115,11 +121,14 @@ fn racy_get(
                 .usage
                 .bound()
                 .map(str::to_string);
+            // The GET is in the condition guarding the DEL (`del(k) if get(k) == t`
+            // reads it first whatever the text order), or its value was kept and compared.
+            let read_before = g.span.start < rel.span.start;
             model.conditionals.iter().any(|c| {
                 c.stmt.contains(rel.span)
                     && !c.cond.contains(rel.span)
                     && (c.cond.contains(g.span)
-                        || var.as_deref().is_some_and(|v| mentions(&c.text, v)))
+                        || (read_before && var.as_deref().is_some_and(|v| mentions(&c.text, v))))
             })
         })
         .map(|g| g.span)

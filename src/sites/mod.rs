@@ -13,6 +13,7 @@ pub mod lua;
 pub mod receiver;
 pub mod resolve;
 pub mod sql;
+pub mod wrapper;
 
 use serde::Serialize;
 
@@ -148,6 +149,10 @@ pub struct LockSite {
     /// Contention comes back as an error (library locks, go-redis `SetArgs`):
     /// reading the error checks the result.
     pub contention_error: bool,
+    /// For a call of an in-house wrapper: where the wrapped acquisition is
+    /// (`locks.py:12`). Findings about the acquisition itself are reported
+    /// there, once; the call carries only its own key, class and result use.
+    pub via: Option<String>,
 }
 
 /// Where a lock site comes from.
@@ -192,6 +197,7 @@ impl LockSite {
             expects_release: false,
             handle: None,
             contention_error: false,
+            via: None,
         }
     }
 }
@@ -262,7 +268,15 @@ fn same_script(a: &Command, b: &Command) -> bool {
 }
 
 /// Finds the lock sites and releases of one file.
-pub fn analyze<'m>(model: &'m FileModel, text: &'m str, catalog: &'m Catalog) -> FileAnalysis<'m> {
+/// `path` and `wrappers` come from the first pass over the tree (see
+/// [`wrapper`]); `wrappers` is empty in that first pass.
+pub fn analyze<'m>(
+    model: &'m FileModel,
+    text: &'m str,
+    catalog: &'m Catalog,
+    path: &std::path::Path,
+    wrappers: &[wrapper::Wrapper],
+) -> FileAnalysis<'m> {
     let cmds = command::commands(model, catalog);
     let func_of = |c: &Command| model.call(c.call).func;
     let key_of = |c: &Command| -> (Option<Expr>, String) {
@@ -398,6 +412,7 @@ pub fn analyze<'m>(model: &'m FileModel, text: &'m str, catalog: &'m Catalog) ->
             });
         }
     }
+    wrapper::sites_for_calls(model, path, wrappers, &mut sites);
     lifecycle::complete(model, text, catalog, &cmds, &mut sites, &mut releases);
     FileAnalysis {
         model,

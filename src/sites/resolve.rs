@@ -10,13 +10,33 @@ const MAX_HOPS: usize = 4;
 pub fn resolve<'m>(model: &'m FileModel, e: &'m Expr, func: Option<FuncId>) -> &'m Expr {
     let mut cur = e.peel();
     for _ in 0..MAX_HOPS {
-        let ExprKind::Name(name) = &cur.kind else {
-            break;
+        cur = match &cur.kind {
+            ExprKind::Name(name) => match model.lookup(name, func, cur.span.start) {
+                Some(a) => a.value.peel(),
+                None => break,
+            },
+            // `"x".freeze`, `"x".to_string()`: the same constant.
+            ExprKind::Call(id) => {
+                let call = model.call(*id);
+                let same = [
+                    "freeze",
+                    "dup",
+                    "to_s",
+                    "to_string",
+                    "to_owned",
+                    "into",
+                    "intern",
+                    "to_sym",
+                ];
+                match call.receiver.as_deref() {
+                    Some(r) if call.args.is_empty() && same.contains(&call.name.as_str()) => {
+                        r.peel()
+                    }
+                    _ => break,
+                }
+            }
+            _ => break,
         };
-        match model.lookup(name, func, cur.span.start) {
-            Some(a) => cur = a.value.peel(),
-            None => break,
-        }
     }
     cur
 }

@@ -1,0 +1,231 @@
+//! In-house lock wrappers: `with distributed_lock("billing"):`,
+//! `withLock(key, fn)`, `acquire_lock(ctx, key)`.
+//!
+//! The first pass summarises every function whose body acquires a lock and
+//! that looks like a lock helper: named after a lock, running a callback or
+//! yielding under the lock, or returning the lock / the try-acquire's result.
+//! The second pass turns calls of those functions, anywhere in the tree,
+//! into lock sites. A wrapper's own bugs (no TTL, blind DEL) stay reported
+//! once, inside it; its callers carry their own key and class.
+
+use std::path::{Path, PathBuf};
+
+use super::{resolve, FileAnalysis, LockSite};
+use crate::model::{mentions, Call, FileModel, Function, GuardKind, Language};
+
+/// A function that acquires a lock for its callers.
+#[derive(Debug, Clone)]
+pub struct Wrapper {
+    /// The function's own name (`distributed_lock`, `withLock`).
+    pub name: String,
+    pub language: Language,
+    /// The file it is defined in, its stem (`locks`) and folder (Go package).
+    pub path: PathBuf,
+    pub stem: String,
+    pub dir: PathBuf,
+    /// 1-based line of the acquisition inside it.
+    pub line: usize,
+    /// Which caller argument is the key, when the key is built from a parameter.
+    pub key_param: Option<(usize, String)>,
+    /// The caller's block / callback / `with` body runs under the lock.
+    pub guard: bool,
+    /// The function returns the lock or the try-acquire's result.
+    pub returns: bool,
+    /// The acquisition inside, as a template for the callers' sites.
+    pub site: LockSite,
+}
+
+/// Receivers that mean "this object": a method call on them may be a wrapper in the same file.
+const SELF: &[&str] = &["self", "this", "@", "s"];
+
+fn params_without_self(f: &Function) -> Vec<&str> {
+    f.params
+        .iter()
+        .map(|p| p.name.as_str())
+        .filter(|n| !matches!(*n, "self" | "cls" | "this"))
+        .collect()
+}
+
+/// Does the function look like a lock helper, beyond merely containing a lock?
+fn is_helper(
+    fa: &FileAnalysis,
+    f: &Function,
+    site: &LockSite,
+    catalog_words: &[String],
+) -> (bool, bool, bool) {
+    let model = fa.model;
+    let params = params_without_self(f);
+    let inside = |sp: crate::model::Span| f.span.contains(sp);
+    // Runs a callback or yields under the lock.
+    let calls_param = model.calls.iter().any(|c| {
+        inside(c.span)
+            && c.span.start > site.span.start
+            && (params.contains(&c.callee.as_str())
+                || c.receiver
+                    .as_deref()
+                    .and_then(|r| r.as_name())
+                    .is_some_and(|r| params.contains(&r)))
+    });
+    let yields = fa.text.get(site.span.end..f.span.end).is_some_and(|t| {
+        t.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .any(|w| w == "yield")
+    });
+    let guard = calls_param || yields;
+    // Returns the handle or the result.
+    let result = model.call(site.result_call).usage.bound_names();
+    let returns = model.exits.iter().any(|e| {
+        inside(e.span)
+            && (e.span.contains(site.span)
+                || result
+                    .iter()
+                    .copied()
+                    .chain(site.handle.as_deref())
+                    .any(|n| mentions(&e.value, n)))
+    });
+    let named = resolve::words(&f.name).iter().any(|w| {
+        catalog_words.contains(w) || matches!(w.as_str(), "acquire" | "lock" | "locked" | "locking")
+    });
+    (named || guard || returns, guard, returns)
+}
+
+/// The wrappers a file defines.
+pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usize) -> Vec<Wrapper> {
+    let mut out = Vec::new();
+    for site in fa.sites.iter().filter(|s| s.via.is_none()) {
+        let Some(func) = site.func else { continue };
+        let f = &fa.model.functions[func];
+        let (helper, guard, returns) = is_helper(fa, f, site, &fa.catalog.lock_words);
+        if !helper || out.iter().any(|w: &Wrapper| w.name == simple_name(&f.name)) {
+            continue;
+        }
+        let params = params_without_self(f);
+        let key_param = params
+            .iter()
+            .enumerate()
+            .find(|(_, p)| mentions(&site.key_text, p))
+            .map(|(i, p)| (i, p.to_string()));
+        out.push(Wrapper {
+            name: simple_name(&f.name).to_string(),
+            language: fa.model.language.catalog_language(),
+            path: path.to_path_buf(),
+            stem: path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+            line: line_of(site.span.start),
+            key_param,
+            guard: guard || site.guarded && !returns,
+            returns,
+            site: site.clone(),
+        });
+    }
+    out
+}
+
+fn simple_name(qualified: &str) -> &str {
+    qualified.rsplit(['.', ':']).next().unwrap_or(qualified)
+}
+
+/// Is `call` (in `model`, file `path`) a call of `w`? Same file, an import of
+/// it, its module/class as receiver, or (Go) the same package.
+fn calls_wrapper(model: &FileModel, path: &Path, call: &Call, w: &Wrapper) -> bool {
+    if call.name != w.name || model.language.catalog_language() != w.language {
+        return false;
+    }
+    let same_file = path == w.path;
+    let receiver = call.receiver.as_deref().map(|r| r.text.as_str());
+    match receiver {
+        None => {
+            same_file
+                || (model.language == Language::Go && path.parent() == Some(w.dir.as_path()))
+                || model.imports.iter().any(|i| {
+                    let p = i.path.replace("::", ".").replace('/', ".");
+                    let named =
+                        p.ends_with(&format!(".{}", w.name)) || i.alias.as_deref() == Some(&w.name);
+                    named && p.split('.').any(|seg| seg == w.stem)
+                })
+        }
+        Some(r) => {
+            let last = r
+                .rsplit(['.', ':'])
+                .next()
+                .unwrap_or(r)
+                .trim_start_matches('@');
+            (same_file && SELF.contains(&last))
+                || last.eq_ignore_ascii_case(&w.stem)
+                || last.eq_ignore_ascii_case(&w.stem.replace('_', ""))
+        }
+    }
+}
+
+/// Lock sites for the calls of wrappers in one file.
+pub fn sites_for_calls(
+    model: &FileModel,
+    path: &Path,
+    wrappers: &[Wrapper],
+    sites: &mut Vec<LockSite>,
+) {
+    for call in &model.calls {
+        let Some(w) = wrappers
+            .iter()
+            .find(|w| calls_wrapper(model, path, call, w))
+        else {
+            continue;
+        };
+        // The wrapper's own body is not a call of itself.
+        if path == w.path
+            && call
+                .func
+                .is_some_and(|f| simple_name(&model.functions[f].name) == w.name)
+        {
+            continue;
+        }
+        let key = match &w.key_param {
+            Some((i, name)) => call.keyword(name).or_else(|| call.positional(*i)).cloned(),
+            None => w.site.key.clone(),
+        };
+        let key_text = key
+            .as_ref()
+            .map(|k| resolve::key_text(model, k, call.func))
+            .unwrap_or_default();
+        let body = model
+            .blocks
+            .iter()
+            .find(|b| {
+                (b.kind == GuardKind::Closure && call.span.contains(b.span))
+                    || (b.kind == GuardKind::With
+                        && b.span.start >= call.span.end
+                        && b.parent == Some(call.block))
+            })
+            .map(|b| b.span);
+        let mut site = w.site.clone();
+        site.evidence.insert(
+            0,
+            format!(
+                "calls `{}`, which acquires a {} lock at {}:{}",
+                w.name,
+                w.site.library,
+                w.path.display(),
+                w.line
+            ),
+        );
+        site.api = format!("wrapper {}", w.name);
+        site.call = call.id;
+        site.result_call = call.id;
+        site.span = call.span;
+        site.func = call.func;
+        site.key = key;
+        site.key_text = key_text;
+        site.guarded = w.guard;
+        site.try_acquire = w.returns && w.site.try_acquire;
+        site.via = Some(format!("{}:{}", w.path.display(), w.line));
+        site.section = body.unwrap_or(call.span);
+        site.separate_expire = None;
+        site.releases = Vec::new();
+        site.expects_release = false;
+        site.handle = None;
+        site.owner = None;
+        sites.push(site);
+    }
+}
