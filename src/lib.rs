@@ -125,9 +125,10 @@ pub(crate) fn site_infos(
     analysis: &sites::FileAnalysis,
     findings: &[(Option<model::Span>, &'static str)],
 ) -> Vec<SiteInfo> {
-    analysis
-        .sites
-        .iter()
+    let mut sites: Vec<&sites::LockSite> = analysis.sites.iter().collect();
+    sites.sort_by_key(|s| s.span.start);
+    sites
+        .into_iter()
         .map(|s| SiteInfo {
             span: s.span,
             backend: s.backend.clone(),

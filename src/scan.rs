@@ -19,6 +19,7 @@ use crate::catalog::Catalog;
 use crate::discover::{self, SourceFile};
 use crate::lines::LineIndex;
 use crate::prefilter::Prefilter;
+use crate::sites::consts::{self, ProjectConsts, Wanted};
 use crate::sites::wrapper::{self, Wrapper};
 use crate::{checks, lang, model, sites, FileResult, Notice, NoticeKind, Report, Settings};
 
@@ -26,8 +27,9 @@ use crate::{checks, lang, model, sites, FileResult, Notice, NoticeKind, Report, 
 enum Outcome {
     /// Not parsed: no trigger, skipped, or unreadable.
     Unparsed,
-    /// Parsed; `None` when parsing failed outright.
-    Parsed(Option<FileResult>, Vec<Wrapper>),
+    /// Parsed; `None` when parsing failed outright. With the wrappers the
+    /// file defines and the constants it imports but could not resolve.
+    Parsed(Option<FileResult>, Vec<Wrapper>, Vec<Wanted>),
 }
 
 struct Scanned {
@@ -40,39 +42,69 @@ pub fn check(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> Repor
     let start = Instant::now();
     let (files, walk_errors) = discover::discover(paths);
     let prefilter = Prefilter::new(&catalog.triggers);
+    let none = Context::default();
     let first: Vec<Scanned> = files
         .par_iter()
-        .map(|f| guarded(f, || scan_file(f, catalog, settings, &prefilter, &[])))
+        .map(|f| guarded(f, || scan_file(f, catalog, settings, &prefilter, &none)))
         .collect();
 
-    // Pass 2: the wrappers found, and the files that may call them.
-    let wrappers: Vec<Wrapper> = first
-        .iter()
-        .flat_map(|s| match &s.outcome {
-            Outcome::Parsed(_, w) => w.clone(),
-            Outcome::Unparsed => Vec::new(),
-        })
-        .collect();
+    // Pass 2: the wrappers and wanted constants found, and the files to redo.
+    let mut cx = Context::default();
+    let mut wanted_by: Vec<Vec<Wanted>> = Vec::with_capacity(first.len());
+    for scanned in &first {
+        match &scanned.outcome {
+            Outcome::Parsed(_, w, wanted) => {
+                cx.wrappers.extend(w.iter().cloned());
+                wanted_by.push(wanted.clone());
+            }
+            Outcome::Unparsed => wanted_by.push(Vec::new()),
+        }
+    }
+    let all_wanted: Vec<Wanted> = wanted_by.iter().flatten().cloned().collect();
     let mut second: HashMap<usize, Scanned> = HashMap::new();
-    if !wrappers.is_empty() {
-        let mut names: Vec<String> = wrappers.iter().map(|w| w.name.clone()).collect();
-        names.sort();
-        names.dedup();
-        let callers = Prefilter::exact(&names);
+    if !all_wanted.is_empty() {
+        cx.consts = read_constants(&files, &all_wanted);
+    }
+    // Files that import constants first: the wrappers they define then carry
+    // resolved TTLs into pass 2.
+    if !cx.consts.is_empty() {
         second = files
             .par_iter()
             .enumerate()
-            .filter_map(|(i, f)| {
-                let bytes = std::fs::read(&f.path).ok()?;
-                callers.matches(&bytes).then(|| {
-                    let both = Prefilter::either(&prefilter, &callers);
-                    (
-                        i,
-                        guarded(f, || scan_file(f, catalog, settings, &both, &wrappers)),
-                    )
-                })
+            .filter(|(i, _)| !wanted_by[*i].is_empty())
+            .map(|(i, f)| {
+                (
+                    i,
+                    guarded(f, || scan_file(f, catalog, settings, &prefilter, &cx)),
+                )
             })
             .collect();
+        for (i, scanned) in &second {
+            if let Outcome::Parsed(_, w, _) = &scanned.outcome {
+                let path = &files[*i].path;
+                cx.wrappers.retain(|old| &old.path != path);
+                cx.wrappers.extend(w.iter().cloned());
+            }
+        }
+    }
+    if !cx.wrappers.is_empty() {
+        let mut names: Vec<String> = cx.wrappers.iter().map(|w| w.name.clone()).collect();
+        names.sort();
+        names.dedup();
+        let callers = Prefilter::exact(&names);
+        let both = Prefilter::either(&prefilter, &callers);
+        let redone: Vec<(usize, Scanned)> = files
+            .par_iter()
+            .enumerate()
+            .filter(|(_, f)| std::fs::read(&f.path).is_ok_and(|b| callers.matches(&b)))
+            .map(|(i, f)| {
+                (
+                    i,
+                    guarded(f, || scan_file(f, catalog, settings, &both, &cx)),
+                )
+            })
+            .collect();
+        second.extend(redone);
     }
 
     let mut report = Report::default();
@@ -87,7 +119,7 @@ pub fn check(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> Repor
     for (i, scanned) in first.into_iter().enumerate() {
         let Scanned { outcome, notices } = second.remove(&i).unwrap_or(scanned);
         report.notices.extend(notices);
-        if let Outcome::Parsed(result, _) = outcome {
+        if let Outcome::Parsed(result, ..) = outcome {
             report.summary.files_parsed += 1;
             if let Some(r) = result {
                 report.summary.sites += r.sites.len();
@@ -190,12 +222,50 @@ fn read_text(
     })
 }
 
+/// What pass 2 knows from pass 1.
+#[derive(Default)]
+struct Context {
+    wrappers: Vec<Wrapper>,
+    consts: ProjectConsts,
+}
+
+/// The module-level constants that files define for the names others want.
+fn read_constants(files: &[SourceFile], wanted: &[Wanted]) -> ProjectConsts {
+    let stems: Vec<String> = wanted
+        .iter()
+        .filter_map(|w| w.stem.clone())
+        .map(|s| s.to_ascii_lowercase())
+        .collect();
+    let dirs: Vec<&std::path::Path> = wanted.iter().filter_map(|w| w.dir.as_deref()).collect();
+    let mut consts = ProjectConsts::default();
+    for f in files {
+        let stem = f
+            .path
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_ascii_lowercase())
+            .unwrap_or_default();
+        let by_dir = f.path.parent().is_some_and(|d| dirs.contains(&d));
+        if !stems.contains(&stem) && !by_dir {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&f.path) else {
+            continue;
+        };
+        let tsx = f.path.extension().is_some_and(|e| e == "tsx");
+        let lowered = catch_unwind(AssertUnwindSafe(|| lang::lower(f.language, &text, tsx)));
+        if let Ok(Ok(model)) = lowered {
+            consts.collect(&model, &f.path, wanted);
+        }
+    }
+    consts
+}
+
 fn scan_file(
     file: &SourceFile,
     catalog: &Catalog,
     settings: &Settings,
     prefilter: &Prefilter,
-    wrappers: &[Wrapper],
+    cx: &Context,
 ) -> (Outcome, Vec<Notice>) {
     let mut notices = Vec::new();
     let Some(text) = read_text(file, settings, prefilter, &mut notices) else {
@@ -203,7 +273,7 @@ fn scan_file(
     };
     let path = file.path.display().to_string();
     let tsx = file.path.extension().is_some_and(|e| e == "tsx");
-    let model = match lang::lower(file.language, &text, tsx) {
+    let mut model = match lang::lower(file.language, &text, tsx) {
         Ok(m) => m,
         Err(reason) => {
             notices.push(Notice {
@@ -211,7 +281,7 @@ fn scan_file(
                 kind: NoticeKind::Failed,
                 reason: format!("cannot parse: {reason}"),
             });
-            return (Outcome::Parsed(None, Vec::new()), notices);
+            return (Outcome::Parsed(None, Vec::new(), Vec::new()), notices);
         }
     };
     let index = LineIndex::new(&text);
@@ -225,8 +295,10 @@ fn scan_file(
             reason,
         });
     }
-    let analysis = sites::analyze(&model, &text, catalog, &file.path, wrappers);
+    cx.consts.bind(&mut model, &file.path);
+    let analysis = sites::analyze(&model, &text, catalog, &file.path, &cx.wrappers);
     let defined = wrapper::summarize(&analysis, &file.path, |at| index.line_col(at).0);
+    let wanted = consts::wanted(&analysis, &file.path);
     let mut findings = checks::run(&analysis, &settings.rules);
     findings.sort_by_key(|f| (f.span.start, f.rule.code));
     let codes: Vec<(Option<model::Span>, &'static str)> = findings
@@ -241,5 +313,5 @@ fn scan_file(
         findings,
         sites: crate::site_infos(&analysis, &codes),
     };
-    (Outcome::Parsed(Some(result), defined), notices)
+    (Outcome::Parsed(Some(result), defined, wanted), notices)
 }

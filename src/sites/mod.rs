@@ -6,6 +6,7 @@
 //! acquisition it belongs to). Checks read only these facts.
 
 pub mod command;
+pub mod consts;
 pub mod duration;
 pub mod library;
 pub mod lifecycle;
