@@ -99,9 +99,7 @@ impl ProjectConsts {
                 .any(|i| i.path.to_ascii_lowercase().ends_with(stem.as_str()))
                 || model.language == Language::Java;
             if qualified {
-                for q in [format!("{stem}.{name}")] {
-                    extra.push(binding(q, v, Span::default()));
-                }
+                extra.push(binding(format!("{stem}.{name}"), v, Span::default()));
             }
         }
         model.assigns.extend(extra);
