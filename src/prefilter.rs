@@ -21,7 +21,10 @@ impl Prefilter {
     }
 
     fn build(words: &[String], ignore_case: bool) -> Self {
+        // A DFA: more memory than the default, but the scan over every byte
+        // of the tree is the hot path.
         let automata = AhoCorasick::builder()
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
             .ascii_case_insensitive(ignore_case)
             .build(words)
             .ok()
@@ -36,6 +39,22 @@ impl Prefilter {
         Prefilter {
             automata: a.automata.iter().chain(&b.automata).cloned().collect(),
         }
+    }
+
+    /// Which patterns occur in `bytes` (indices into the words given to `exact`).
+    pub fn patterns_in(&self, bytes: &[u8]) -> Vec<usize> {
+        let mut found: Vec<usize> = self
+            .automata
+            .iter()
+            .flat_map(|ac| {
+                ac.find_overlapping_iter(bytes)
+                    .map(|m| m.pattern().as_usize())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        found.sort_unstable();
+        found.dedup();
+        found
     }
 
     /// Does the file mention anything worth parsing?

@@ -61,6 +61,14 @@ pub fn check(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> Repor
         }
     }
     let all_wanted: Vec<Wanted> = wanted_by.iter().flatten().cloned().collect();
+    if std::env::var_os("LOCK_AUDIT_TRACE").is_some() {
+        eprintln!(
+            "pass 1: {:?}, {} wrappers, {} wanted constants",
+            start.elapsed(),
+            cx.wrappers.len(),
+            all_wanted.len()
+        );
+    }
     let mut second: HashMap<usize, Scanned> = HashMap::new();
     if !all_wanted.is_empty() {
         cx.consts = read_constants(&files, &all_wanted);
@@ -93,10 +101,22 @@ pub fn check(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> Repor
         names.dedup();
         let callers = Prefilter::exact(&names);
         let both = Prefilter::either(&prefilter, &callers);
+        // Only files that name a wrapper defined elsewhere: a file's own
+        // wrappers were applied to it in pass 1.
+        let calls_foreign = |f: &SourceFile| {
+            let Ok(bytes) = std::fs::read(&f.path) else {
+                return false;
+            };
+            callers.patterns_in(&bytes).into_iter().any(|p| {
+                cx.wrappers
+                    .iter()
+                    .any(|w| w.name == names[p] && w.path != f.path)
+            })
+        };
         let redone: Vec<(usize, Scanned)> = files
             .par_iter()
             .enumerate()
-            .filter(|(_, f)| std::fs::read(&f.path).is_ok_and(|b| callers.matches(&b)))
+            .filter(|(_, f)| calls_foreign(f))
             .map(|(i, f)| {
                 (
                     i,
@@ -107,6 +127,13 @@ pub fn check(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> Repor
         second.extend(redone);
     }
 
+    if std::env::var_os("LOCK_AUDIT_TRACE").is_some() {
+        eprintln!(
+            "pass 2: {:?}, {} files redone",
+            start.elapsed(),
+            second.len()
+        );
+    }
     let mut report = Report::default();
     report
         .notices
@@ -296,8 +323,17 @@ fn scan_file(
         });
     }
     cx.consts.bind(&mut model, &file.path);
-    let analysis = sites::analyze(&model, &text, catalog, &file.path, &cx.wrappers);
+    let mut analysis = sites::analyze(&model, &text, catalog, &file.path, &cx.wrappers);
     let defined = wrapper::summarize(&analysis, &file.path, |at| index.line_col(at).0);
+    // Calls of this file's own wrappers, without waiting for pass 2.
+    let own: Vec<Wrapper> = defined
+        .iter()
+        .filter(|w| !cx.wrappers.iter().any(|c| c.path == w.path))
+        .cloned()
+        .collect();
+    if !own.is_empty() {
+        sites::add_wrapper_calls(&mut analysis, &file.path, &own);
+    }
     let wanted = consts::wanted(&analysis, &file.path);
     let mut findings = checks::run(&analysis, &settings.rules);
     findings.sort_by_key(|f| (f.span.start, f.rule.code));

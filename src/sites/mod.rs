@@ -424,6 +424,25 @@ pub fn analyze<'m>(
     }
 }
 
+/// Adds the sites of calls to `wrappers` that the file itself defines (found
+/// by [`wrapper::summarize`] after the first analysis), without analysing again.
+pub fn add_wrapper_calls(
+    fa: &mut FileAnalysis,
+    path: &std::path::Path,
+    wrappers: &[wrapper::Wrapper],
+) {
+    let first = fa.sites.len();
+    wrapper::sites_for_calls(fa.model, path, wrappers, &mut fa.sites);
+    lifecycle::complete(
+        fa.model,
+        fa.text,
+        fa.catalog,
+        &[],
+        &mut fa.sites[first..],
+        &mut [],
+    );
+}
+
 /// The first catalog lock word found in any of `texts`.
 fn lock_words(catalog: &Catalog, texts: &[&str]) -> Option<String> {
     texts
