@@ -309,3 +309,31 @@ fn audit_inventories_every_language() {
         .code(0)
         .stdout(predicate::str::contains("| site | language |"));
 }
+
+/// The README's example of a declared wrapper loads and finds the lock it describes.
+#[test]
+fn readme_declared_wrapper_works() {
+    let readme = fs::read_to_string("README.md").unwrap();
+    let start = readme
+        .find("library: acme-locks")
+        .expect("README has the acme-locks example");
+    let yaml = &readme[start..start + readme[start..].find("```").unwrap()];
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules");
+    fs::create_dir(&rules).unwrap();
+    fs::write(rules.join("acme.yaml"), yaml).unwrap();
+    let src = dir.path().join("job.py");
+    fs::write(
+        &src,
+        "from acme_locks import hold\n\nwith hold('billing'):\n    print('x')\n",
+    )
+    .unwrap();
+    lock_audit()
+        .args(["check", "--format", "concise", "--rules"])
+        .arg(&rules)
+        .arg(&src)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("job.py:3:6: LA101"))
+        .stdout(predicate::str::contains("LA105"));
+}
