@@ -158,7 +158,12 @@ fn audit(args: AuditArgs) -> ExitCode {
     let Some(catalog) = load_catalog(&args.rules_dirs) else {
         return ExitCode::from(2);
     };
-    let report = crate::check(&args.paths, &catalog, &Settings::default());
+    // The audit runs every rule, the audit-only ones included.
+    let settings = Settings {
+        rules: checks::REGISTRY.to_vec(),
+        ..Settings::default()
+    };
+    let report = crate::check(&args.paths, &catalog, &settings);
     emit(&report::audit::render(&report, args.format));
     for line in report::notice_lines(&report, args.verbose) {
         eprintln!("{line}");
@@ -171,7 +176,7 @@ fn check(args: CheckArgs) -> ExitCode {
         return ExitCode::from(2);
     };
     let selected = match resolve_rules(&args.select) {
-        Ok(r) if r.is_empty() => checks::REGISTRY.to_vec(),
+        Ok(r) if r.is_empty() => checks::defaults(),
         Ok(r) => r,
         Err(e) => return usage_error(&e),
     };

@@ -83,7 +83,8 @@ impl Finding {
     pub fn site(mut self, site: &LockSite) -> Self {
         self.site_span = Some(site.span);
         self.class = site.class;
-        self.evidence.extend(site.evidence.iter().cloned());
+        self.evidence
+            .extend(site.evidence.iter().chain(&site.class_evidence).cloned());
         self
     }
 

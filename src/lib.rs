@@ -37,7 +37,7 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Self {
         Settings {
-            rules: checks::REGISTRY.to_vec(),
+            rules: checks::defaults(),
             max_file_size: 5 * 1024 * 1024,
         }
     }
@@ -96,6 +96,10 @@ pub struct SiteInfo {
     pub releases: Vec<(model::Span, bool)>,
     /// The codes of the findings that belong to this site.
     pub findings: Vec<&'static str>,
+    /// `fencing`, `conditional-write`, `idempotency-key` or `none`.
+    pub protection: &'static str,
+    /// Does the critical section write?
+    pub writes: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -143,7 +147,14 @@ pub(crate) fn site_infos(
             ttl_ms: s.ttl_ms,
             wait: s.wait.describe(),
             class: s.class,
-            evidence: s.evidence.clone(),
+            evidence: s
+                .evidence
+                .iter()
+                .chain(&s.class_evidence)
+                .cloned()
+                .collect(),
+            protection: protection_of(s),
+            writes: s.effects.iter().any(|e| e.write),
             releases: s
                 .releases
                 .iter()
@@ -161,4 +172,13 @@ pub(crate) fn site_infos(
                 .collect(),
         })
         .collect()
+}
+
+/// A site's protection: the kind shared by all its writes, else `none`.
+fn protection_of(s: &sites::LockSite) -> &'static str {
+    let writes: Vec<_> = s.effects.iter().filter(|e| e.write).collect();
+    match writes.first().and_then(|w| w.protection) {
+        Some(p) if writes.iter().all(|w| w.protection.is_some()) => p.name(),
+        _ => "none",
+    }
 }

@@ -16,6 +16,19 @@ struct Markers {
     expect_not: Vec<(usize, String)>,
     /// `expect-site: LIBRARY`: a lock acquisition of that library starts here.
     sites: BTreeMap<(usize, String), usize>,
+    /// `expect-class: correctness|efficiency|unclassified` on an acquisition line.
+    classes: BTreeMap<usize, String>,
+}
+
+/// The word after `expect-class:`.
+fn class_after(line: &str) -> Option<String> {
+    let pos = line.find("expect-class:")?;
+    let word: String = line[pos + "expect-class:".len()..]
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_alphabetic())
+        .collect();
+    (!word.is_empty()).then_some(word)
 }
 
 /// The word after `expect-site:` (a library name).
@@ -59,6 +72,9 @@ fn markers(text: &str) -> Markers {
         for code in codes_after(line, "expect:") {
             *m.expect.entry((i + 1, code)).or_default() += 1;
         }
+        if let Some(class) = class_after(line) {
+            m.classes.insert(i + 1, class);
+        }
         if let Some(lib) = site_after(line) {
             *m.sites.entry((i + 1, lib)).or_default() += 1;
         }
@@ -81,7 +97,12 @@ fn fixture_files() -> Vec<PathBuf> {
 #[test]
 fn every_fixture_matches_its_markers() {
     let catalog = Catalog::builtin().expect("built-in catalog loads");
-    let settings = Settings::default();
+    // Every rule, the audit-only ones included; LA4xx findings are compared
+    // only in files whose markers mention them.
+    let settings = Settings {
+        rules: lock_audit::checks::REGISTRY.to_vec(),
+        ..Settings::default()
+    };
     let files = fixture_files();
     // One scan of the whole tree, as a user runs it: wrappers defined in one
     // fixture are seen by the fixtures that call them.
@@ -101,6 +122,7 @@ fn every_fixture_matches_its_markers() {
             .to_string();
         let text = std::fs::read_to_string(path).expect("fixtures are UTF-8");
         let m = markers(&text);
+        let audit_codes = text.contains("LA401") || text.contains("LA402");
         if m.expect.is_empty() && m.expect_not.is_empty() && m.sites.is_empty() {
             problems.push(format!("{name}: no `expect:` or `expect-not:` markers"));
             continue;
@@ -118,7 +140,11 @@ fn every_fixture_matches_its_markers() {
         let mut actual: BTreeMap<(usize, String), usize> = BTreeMap::new();
         let this_file = report.files.iter().filter(|f| f.path == shown);
         for file in this_file.clone() {
-            for f in &file.findings {
+            for f in file
+                .findings
+                .iter()
+                .filter(|f| audit_codes || !f.rule.audit_only)
+            {
                 let line = index.line_col(f.span.start).0;
                 *actual.entry((line, f.rule.code.to_string())).or_default() += 1;
             }
@@ -161,6 +187,36 @@ fn every_fixture_matches_its_markers() {
             for (key, &n) in &got {
                 if m.sites.get(key).copied().unwrap_or(0) < n {
                     problems.push(format!("{name}:{}: unexpected {} lock site", key.0, key.1));
+                }
+            }
+        }
+        if !m.classes.is_empty() {
+            // Files with class markers must mark every acquisition.
+            let mut got: BTreeMap<usize, String> = BTreeMap::new();
+            for file in this_file.clone() {
+                for site in &file.sites {
+                    got.insert(
+                        index.line_col(site.span.start).0,
+                        site.class.name().to_string(),
+                    );
+                }
+            }
+            for (line, want) in &m.classes {
+                match got.get(line) {
+                    Some(class) if class == want => {}
+                    Some(class) => {
+                        problems.push(format!("{name}:{line}: class {class}, expected {want}"))
+                    }
+                    None => problems.push(format!(
+                        "{name}:{line}: expect-class on a line with no lock site"
+                    )),
+                }
+            }
+            for (line, class) in &got {
+                if !m.classes.contains_key(line) {
+                    problems.push(format!(
+                        "{name}:{line}: lock site classified {class} has no expect-class marker"
+                    ));
                 }
             }
         }

@@ -94,6 +94,35 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
             });
             cat.triggers.extend(raw.triggers.iter().cloned());
         }
+        if let Some(c) = &raw.classification {
+            if let Some(t) = c.threshold {
+                cat.threshold = t;
+            }
+            cat.correctness_words.extend(
+                c.correctness_words
+                    .iter()
+                    .map(|(w, n)| (w.to_lowercase(), *n)),
+            );
+            cat.efficiency_words.extend(
+                c.efficiency_words
+                    .iter()
+                    .map(|(w, n)| (w.to_lowercase(), *n)),
+            );
+        }
+        cat.effects.extend(raw.effects.iter().cloned());
+        if let Some(p) = &raw.protection {
+            let up = |v: &Vec<String>| v.iter().map(|s| s.to_ascii_uppercase()).collect::<Vec<_>>();
+            cat.protection
+                .conditional_sql
+                .extend(up(&p.conditional_sql));
+            cat.protection
+                .conditional_call
+                .extend(up(&p.conditional_call));
+            cat.protection.idempotency.extend(up(&p.idempotency));
+            cat.protection
+                .recheck_methods
+                .extend(p.recheck_methods.iter().cloned());
+        }
         if let Some(v) = &raw.vocabulary {
             cat.lock_words
                 .extend(v.lock_words.iter().map(|w| w.to_ascii_lowercase()));

@@ -116,6 +116,12 @@ pub struct Catalog {
     pub log_methods: Vec<String>,
     pub triggers: Vec<String>,
     pub sql: Vec<SqlLock>,
+    /// Classification word weights and threshold.
+    pub threshold: i32,
+    pub correctness_words: HashMap<String, i32>,
+    pub efficiency_words: HashMap<String, i32>,
+    pub effects: Vec<raw::RawEffect>,
+    pub protection: raw::RawProtection,
     /// (language, method or function last segment) -> API indices.
     index: HashMap<(Language, String), Vec<usize>>,
 }

@@ -32,6 +32,58 @@ pub struct RawFile {
     /// Lock functions and clauses inside SQL strings.
     #[serde(default)]
     pub sql: Vec<RawSql>,
+    pub classification: Option<RawClassification>,
+    /// What calls in a critical section do.
+    #[serde(default)]
+    pub effects: Vec<RawEffect>,
+    pub protection: Option<RawProtection>,
+}
+
+/// Heuristic classification: word weights.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawClassification {
+    pub threshold: Option<i32>,
+    #[serde(default)]
+    pub correctness_words: BTreeMap<String, i32>,
+    #[serde(default)]
+    pub efficiency_words: BTreeMap<String, i32>,
+}
+
+/// One kind of effect a call can have.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawEffect {
+    pub kind: String,
+    #[serde(default)]
+    pub methods: Vec<String>,
+    /// Only on receivers with one of these as a whole word of their name.
+    #[serde(default)]
+    pub receivers: Vec<String>,
+    /// SQL statements (first keyword) in string arguments.
+    #[serde(default)]
+    pub sql: Vec<String>,
+    /// A write that must be protected in a correctness lock (LA301).
+    #[serde(default)]
+    pub write: bool,
+    /// Classification evidence: `correctness` or `efficiency`.
+    pub class: Option<String>,
+    #[serde(default)]
+    pub weight: i32,
+}
+
+/// Spellings of protected writes.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawProtection {
+    #[serde(default)]
+    pub conditional_sql: Vec<String>,
+    #[serde(default)]
+    pub conditional_call: Vec<String>,
+    #[serde(default)]
+    pub idempotency: Vec<String>,
+    #[serde(default)]
+    pub recheck_methods: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

@@ -13,6 +13,12 @@ mod la105_unbounded_wait;
 mod la201_unchecked_release;
 mod la202_racy_release_check;
 mod la203_release_not_guaranteed;
+mod la301_unfenced_correctness_lock;
+mod la302_redlock_for_correctness;
+mod la303_fencing_token_unused;
+mod la304_check_then_write;
+mod la401_unclassified_lock;
+mod la402_lease_outlives_work_unknown;
 
 use crate::finding::{Finding, Severity};
 use crate::sites::FileAnalysis;
@@ -30,6 +36,8 @@ pub struct Rule {
     pub label: &'static str,
     /// Markdown documentation for `lock-audit explain`.
     pub doc: &'static str,
+    /// Off in `check` unless selected; on in `audit` (LA4xx).
+    pub audit_only: bool,
     pub check: fn(&FileAnalysis, &mut Vec<Finding>),
 }
 
@@ -52,10 +60,12 @@ impl Rule {
 
 /// Declares a rule: doc comments, then its fields.
 macro_rules! declare_rule {
+    (@audit) => { false };
+    (@audit audit_only) => { true };
     ($(#[doc = $doc:literal])* $id:ident {
         code: $code:literal, name: $name:literal, severity: $sev:ident,
         summary: $summary:literal, label: $label:literal, help: $help:literal,
-        check: $check:path $(,)?
+        check: $check:path $(, $audit:ident)? $(,)?
     }) => {
         pub static $id: $crate::checks::Rule = $crate::checks::Rule {
             code: $code,
@@ -66,6 +76,7 @@ macro_rules! declare_rule {
             label: $label,
             doc: concat!($($doc, "\n"),*),
             check: $check,
+            audit_only: $crate::checks::declare_rule!(@audit $($audit)?),
         };
     };
 }
@@ -81,7 +92,18 @@ pub static REGISTRY: &[&Rule] = &[
     &la201_unchecked_release::RULE,
     &la202_racy_release_check::RULE,
     &la203_release_not_guaranteed::RULE,
+    &la301_unfenced_correctness_lock::RULE,
+    &la302_redlock_for_correctness::RULE,
+    &la303_fencing_token_unused::RULE,
+    &la304_check_then_write::RULE,
+    &la401_unclassified_lock::RULE,
+    &la402_lease_outlives_work_unknown::RULE,
 ];
+
+/// The rules `check` runs when none are selected: all but the audit-only ones.
+pub fn defaults() -> Vec<&'static Rule> {
+    REGISTRY.iter().copied().filter(|r| !r.audit_only).collect()
+}
 
 /// Finds a rule by code (`LA201`, any case) or name (`unchecked-release`).
 pub fn lookup(id: &str) -> Option<&'static Rule> {

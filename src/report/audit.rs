@@ -79,7 +79,7 @@ fn release_text(r: &Row) -> String {
     parts.join(", ")
 }
 
-fn cells(r: &Row) -> [String; 8] {
+fn cells(r: &Row) -> [String; 10] {
     let findings = if r.site.findings.is_empty() {
         "-".into()
     } else {
@@ -93,12 +93,27 @@ fn cells(r: &Row) -> [String; 8] {
         r.site.ttl.clone(),
         r.site.wait.clone(),
         release_text(r),
+        r.site.class.name().to_string(),
+        if r.site.writes {
+            r.site.protection.to_string()
+        } else {
+            "-".into()
+        },
         findings,
     ]
 }
 
-const HEADERS: [&str; 8] = [
-    "site", "language", "library", "key", "ttl", "wait", "release", "findings",
+const HEADERS: [&str; 10] = [
+    "site",
+    "language",
+    "library",
+    "key",
+    "ttl",
+    "wait",
+    "release",
+    "class",
+    "protection",
+    "findings",
 ];
 
 pub fn render(report: &Report, format: AuditFormat) -> String {
@@ -115,10 +130,13 @@ pub fn render(report: &Report, format: AuditFormat) -> String {
                 let c = cells(r).map(|c| c.replace('|', "\\|"));
                 out.push_str(&format!("| {} |\n", c.join(" | ")));
             }
+            out.push('\n');
+            out.push_str(&summary(&rows));
+            out.push('\n');
             out
         }
         AuditFormat::Table => {
-            let all: Vec<[String; 8]> = rows.iter().map(cells).collect();
+            let all: Vec<[String; 10]> = rows.iter().map(cells).collect();
             let mut widths = HEADERS.map(str::len);
             for c in &all {
                 for (w, cell) in widths.iter_mut().zip(c) {
@@ -137,14 +155,32 @@ pub fn render(report: &Report, format: AuditFormat) -> String {
             for c in &all {
                 out.push_str(&line(c));
             }
-            out.push_str(&format!(
-                "{} lock site{}\n",
-                rows.len(),
-                if rows.len() == 1 { "" } else { "s" }
-            ));
+            out.push_str(&summary(&rows));
+            out.push('\n');
             out
         }
     }
+}
+
+/// `12 lock sites: 5 correctness (2 unprotected), 4 efficiency, 3 unclassified`.
+fn summary(rows: &[Row]) -> String {
+    use crate::sites::Class;
+    let count = |c: Class| rows.iter().filter(|r| r.site.class == c).count();
+    let unprotected = rows
+        .iter()
+        .filter(|r| {
+            r.site.class == Class::Correctness && r.site.writes && r.site.protection == "none"
+        })
+        .count();
+    format!(
+        "{} lock site{}: {} correctness ({} unprotected), {} efficiency, {} unclassified",
+        rows.len(),
+        if rows.len() == 1 { "" } else { "s" },
+        count(Class::Correctness),
+        unprotected,
+        count(Class::Efficiency),
+        count(Class::Unclassified),
+    )
 }
 
 fn json(rows: &[Row]) -> String {
@@ -172,7 +208,7 @@ fn json(rows: &[Row]) -> String {
                     owner_checked: *ok,
                 })
                 .collect(),
-            protection: "none",
+            protection: r.site.protection,
             findings: &r.site.findings,
         })
         .collect();

@@ -349,6 +349,15 @@ pub fn analyze(
             )
             .collect();
         let site = (sites.len() > first).then_some(first);
+        let renewed = model.calls.iter().any(|c| {
+            spec.renew_methods.contains(&c.name)
+                && handles
+                    .iter()
+                    .any(|h| h.is_receiver_of(model, c) || h.is_argument_of(model, c))
+        });
+        for s in &mut sites[first..] {
+            s.renews = renewed;
+        }
         for c in &model.calls {
             let checked = spec.release_methods.contains(&c.name);
             let unchecked = spec.unchecked_release_methods.contains(&c.name);

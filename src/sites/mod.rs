@@ -5,9 +5,11 @@
 //! and every delete of a lock key ([`Release`]: owner-checked or not, and the
 //! acquisition it belongs to). Checks read only these facts.
 
+pub mod classify;
 pub mod command;
 pub mod consts;
 pub mod duration;
+pub mod effects;
 pub mod library;
 pub mod lifecycle;
 pub mod lua;
@@ -150,6 +152,12 @@ pub struct LockSite {
     /// Contention comes back as an error (library locks, go-redis `SetArgs`):
     /// reading the error checks the result.
     pub contention_error: bool,
+    /// Why the class was chosen.
+    pub class_evidence: Vec<String>,
+    /// The lease is renewed during the work (`extend`, `refresh` on the handle).
+    pub renews: bool,
+    /// What the critical section does (writes and their protection).
+    pub effects: Vec<effects::Effect>,
     /// For a call of an in-house wrapper: where the wrapped acquisition is
     /// (`locks.py:12`). Findings about the acquisition itself are reported
     /// there, once; the call carries only its own key, class and result use.
@@ -199,6 +207,9 @@ impl LockSite {
             handle: None,
             contention_error: false,
             via: None,
+            class_evidence: Vec::new(),
+            effects: Vec::new(),
+            renews: false,
         }
     }
 }
@@ -415,12 +426,28 @@ pub fn analyze<'m>(
     }
     wrapper::sites_for_calls(model, path, wrappers, &mut sites);
     lifecycle::complete(model, text, catalog, &cmds, &mut sites, &mut releases);
-    FileAnalysis {
+    let mut fa = FileAnalysis {
         model,
         catalog,
         text,
         sites,
         releases,
+    };
+    classify_all(&mut fa, 0);
+    fa
+}
+
+/// Classifies the sites from `first` on (see [`classify`]).
+fn classify_all(fa: &mut FileAnalysis, first: usize) {
+    let index = crate::lines::LineIndex::new(fa.text);
+    let decided: Vec<_> = fa.sites[first..]
+        .iter()
+        .map(|s| classify::classify(fa, &index, s, None))
+        .collect();
+    for (site, (class, evidence, effects)) in fa.sites[first..].iter_mut().zip(decided) {
+        site.class = class;
+        site.class_evidence = evidence;
+        site.effects = effects;
     }
 }
 
@@ -441,6 +468,7 @@ pub fn add_wrapper_calls(
         &mut fa.sites[first..],
         &mut [],
     );
+    classify_all(fa, first);
 }
 
 /// The first catalog lock word found in any of `texts`.

@@ -1,0 +1,99 @@
+use super::declare_rule;
+use crate::finding::Finding;
+use crate::sites::{Class, FileAnalysis, SiteKind, Ttl};
+
+declare_rule! {
+    /// ## What it flags
+    /// A lock classified `correctness` whose critical section writes (SQL,
+    /// ORM, a payment API, an object store, HTTP POST/PUT/PATCH/DELETE, a
+    /// queue, a file) and protects none of those writes with a fencing token,
+    /// a conditional write or an idempotency key.
+    ///
+    /// ## Why it breaks
+    /// A lease-based lock cannot know it has expired. The holder checks "I
+    /// hold the lock", then pauses: a GC stop, a VM migration, a slow
+    /// network. Meanwhile the lease runs out and another process takes the
+    /// lock. When the first holder wakes up it writes, beside the new holder,
+    /// with no idea anything happened. No check on the client side can close
+    /// this window, because the pause can come right after the check. With
+    /// Redis there is a second way in: replication is asynchronous, so a
+    /// failover can lose the lock key and grant it again.
+    ///
+    /// Only the resource being written can refuse the stale writer, and it
+    /// needs something to compare:
+    /// - a **fencing token**: a number that grows with every grant (etcd's
+    ///   revision, a ZooKeeper sequence, a Redis `INCR`), sent with each write;
+    ///   the resource remembers the highest it has seen and rejects smaller ones
+    ///   (`UPDATE ... WHERE id = $1 AND fence < $2`);
+    /// - a **conditional write**: the write itself states what it expects
+    ///   (`WHERE version = $3`, `If-Match`, DynamoDB `ConditionExpression`,
+    ///   `ON CONFLICT DO NOTHING`);
+    /// - an **idempotency key**: doing it twice does it once (Stripe's
+    ///   `Idempotency-Key`, a unique dedup row).
+    ///
+    /// ## Example
+    /// ```python
+    /// with r.lock(f"lock:refund:{order_id}", timeout=30, blocking_timeout=5):
+    ///     stripe.Refund.create(payment_intent=pi)          # may run twice
+    /// ```
+    ///
+    /// ## Use instead
+    /// ```python
+    /// stripe.Refund.create(payment_intent=pi, idempotency_key=f"refund-{order_id}")
+    /// ```
+    /// ```go
+    /// fence := m.Header().Revision // etcd: grows with every grant
+    /// db.ExecContext(ctx, `UPDATE ledger SET balance = $1, fence = $2
+    ///                      WHERE account = $3 AND fence < $2`, bal, fence, acct)
+    /// ```
+    /// Or design the race away: a row claim with a unique constraint, or one
+    /// writer per partition (a queue consumer per account).
+    ///
+    /// ## Not flagged
+    /// Efficiency and unclassified locks; writes guarded as above; session or
+    /// transaction-bound database locks (`pg_advisory_lock`, `FOR UPDATE`)
+    /// whose writes go through the same connection: the database ends lock
+    /// and writes together.
+    RULE {
+        code: "LA301",
+        name: "unfenced-correctness-lock",
+        severity: Error,
+        summary: "a correctness lock guards writes with no fencing token, conditional write or idempotency key",
+        label: "correctness lock without fencing",
+        help: "pass a fencing token the resource checks, make the write conditional, or use an idempotency key",
+        check: check,
+    }
+}
+
+fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
+    for site in &fa.sites {
+        if site.class != Class::Correctness
+            || site.kind == SiteKind::Sql
+            || matches!(site.ttl, Ttl::Scoped(_))
+        {
+            continue;
+        }
+        let Some(write) = site
+            .effects
+            .iter()
+            .find(|e| e.write && e.protection.is_none())
+        else {
+            continue;
+        };
+        let weakness = match site.backend.as_str() {
+            "redis" => "Redis replicates asynchronously, so a failover can grant the lock twice, and a paused holder can outlive its lease",
+            _ => "a paused holder can outlive its lease and write beside the next holder",
+        };
+        let f = Finding::new(
+            &RULE,
+            site.span,
+            format!(
+                "correctness lock {} guards a write that nothing fences: {weakness}",
+                site.key_display()
+            ),
+        )
+        .site(site)
+        .label(write.span, "unfenced write");
+        out.push(f);
+    }
+}

@@ -1,0 +1,67 @@
+use super::declare_rule;
+use crate::finding::Finding;
+use crate::sites::effects::section_calls;
+use crate::sites::{Class, FileAnalysis};
+
+declare_rule! {
+    /// ## What it flags
+    /// A critical section that re-checks ownership (`lock.owned()`,
+    /// `lock.locked()`, `isHeldByCurrentThread()`, `IsOwner()`) and then
+    /// writes, as if the check made the write safe. Not for locks classified
+    /// `efficiency`.
+    ///
+    /// ## Why it breaks
+    /// The check answers "did I hold the lock a moment ago". The lease can
+    /// expire right after it answers yes, before the write lands. The check
+    /// narrows the window; it does not close it.
+    ///
+    /// ## Example
+    /// ```python
+    /// if lock.owned():
+    ///     db.execute("UPDATE accounts SET balance = %s WHERE id = %s", (b, i))
+    /// ```
+    ///
+    /// ## Use instead
+    /// Let the resource decide: a fencing token or a conditional write
+    /// (`... WHERE id = %s AND version = %s`).
+    ///
+    /// ## Not flagged
+    /// Re-checks with no write after them; efficiency locks.
+    RULE {
+        code: "LA304",
+        name: "check-then-write",
+        severity: Warning,
+        summary: "the critical section re-checks ownership and then writes",
+        label: "ownership re-check",
+        help: "make the write conditional on a fencing token or version instead of checking first",
+        check: check,
+    }
+}
+
+fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
+    let recheck = &fa.catalog.protection.recheck_methods;
+    for site in fa.sites.iter().filter(|s| s.class != Class::Efficiency) {
+        let handle = site.handle.as_deref();
+        let checks = section_calls(fa.model, site).into_iter().filter(|c| {
+            recheck.contains(&c.name)
+                && (handle.is_none() || c.receiver.as_deref().map(|r| r.text.as_str()) == handle)
+        });
+        for c in checks {
+            let Some(write) = site
+                .effects
+                .iter()
+                .find(|e| e.write && e.span.start > c.span.end)
+            else {
+                continue;
+            };
+            let f = Finding::new(
+                &RULE,
+                c.span,
+                format!("`{}` re-checks lock {} before a write: the lease can expire between the check and the write", c.name, site.key_display()),
+            )
+            .site(site)
+            .label(write.span, "write after the check");
+            out.push(f);
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! Correctness or efficiency? Annotation > configuration > heuristics.
+//!
+//! Every decision records its evidence (`annotation at L12`, `key mentions
+//! "billing"`, `critical section writes (sql-write) at L40`), shown in human
+//! output, JSON and `audit`.
+
+use super::effects::{self, Effect};
+use super::{resolve, Class, FileAnalysis, LockSite};
+use crate::lines::LineIndex;
+
+/// A class chosen by the user's configuration for a site, if any.
+pub type ConfigClassifier<'a> = &'a dyn Fn(&LockSite, &FileAnalysis) -> Option<(Class, String)>;
+
+/// `lock-audit: correctness [reason="..."]` on the acquisition line or in the
+/// comment lines directly above it.
+fn annotation(fa: &FileAnalysis, index: &LineIndex, site: &LockSite) -> Option<(Class, usize)> {
+    let parse = |text: &str| {
+        let rest = text.split("lock-audit:").nth(1)?.trim_start();
+        if rest.starts_with("correctness") {
+            Some(Class::Correctness)
+        } else if rest.starts_with("efficiency") {
+            Some(Class::Efficiency)
+        } else {
+            None
+        }
+    };
+    let lines: Vec<&str> = fa.text.lines().collect();
+    let mut line = index.line_col(site.span.start).0;
+    loop {
+        let on_line = fa
+            .model
+            .comments
+            .iter()
+            .filter(|c| index.line_col(c.span.start).0 == line);
+        if let Some(class) = on_line.filter_map(|c| parse(&c.text)).next() {
+            return Some((class, line));
+        }
+        if line <= 1 {
+            return None;
+        }
+        line -= 1;
+        let above = lines.get(line - 1).map_or("", |l| l.trim_start());
+        let comment_only = ["#", "//", "/*", "*"].iter().any(|p| above.starts_with(p));
+        if !comment_only {
+            return None;
+        }
+    }
+}
+
+/// Scores words against the catalog vocabularies; returns evidence lines.
+fn score_words(
+    fa: &FileAnalysis,
+    what: &str,
+    text: &str,
+    c: &mut i32,
+    e: &mut i32,
+    evidence: &mut Vec<String>,
+) {
+    let mut seen = Vec::new();
+    for w in resolve::words(text) {
+        if seen.contains(&w) {
+            continue;
+        }
+        if let Some(n) = fa.catalog.correctness_words.get(&w) {
+            *c += n;
+            evidence.push(format!("{what} mentions \"{w}\" (correctness)"));
+        } else if let Some(n) = fa.catalog.efficiency_words.get(&w) {
+            *e += n;
+            evidence.push(format!("{what} mentions \"{w}\" (efficiency)"));
+        }
+        seen.push(w);
+    }
+}
+
+/// Classifies `site`, returning its class, the evidence, and its section's effects.
+pub fn classify(
+    fa: &FileAnalysis,
+    index: &LineIndex,
+    site: &LockSite,
+    config: Option<ConfigClassifier>,
+) -> (Class, Vec<String>, Vec<Effect>) {
+    let effects = effects::of_section(fa, site);
+    if let Some((class, line)) = annotation(fa, index, site) {
+        return (class, vec![format!("annotation at L{line}")], effects);
+    }
+    // A wrapper annotated at its definition passes its class to its callers.
+    if site.via.is_some() && site.class != Class::Unclassified {
+        if let Some(ev) = site
+            .class_evidence
+            .iter()
+            .find(|e| e.starts_with("annotation"))
+        {
+            return (site.class, vec![format!("{ev} of the wrapper")], effects);
+        }
+    }
+    if let Some((class, why)) = config.and_then(|f| f(site, fa)) {
+        return (class, vec![why], effects);
+    }
+    let (mut c, mut e) = (0, 0);
+    let mut evidence = Vec::new();
+    score_words(fa, "key", &site.key_text, &mut c, &mut e, &mut evidence);
+    if let Some(f) = site.func {
+        score_words(
+            fa,
+            "function name",
+            &fa.model.functions[f].name,
+            &mut c,
+            &mut e,
+            &mut evidence,
+        );
+    }
+    if let Some(w) = site.api.strip_prefix("wrapper ") {
+        score_words(fa, "wrapper name", w, &mut c, &mut e, &mut evidence);
+    }
+    for eff in &effects {
+        let line = index.line_col(eff.span.start).0;
+        match eff.class.as_deref() {
+            Some("correctness") => {
+                c += eff.weight;
+                evidence.push(format!(
+                    "critical section {} at L{line} (correctness)",
+                    describe(eff)
+                ));
+            }
+            Some("efficiency") => {
+                e += eff.weight;
+                evidence.push(format!(
+                    "critical section {} at L{line} (efficiency)",
+                    describe(eff)
+                ));
+            }
+            _ => {}
+        }
+    }
+    let t = fa.catalog.threshold.max(1);
+    let class = if c >= t && c > e {
+        Class::Correctness
+    } else if e >= t && e > c {
+        Class::Efficiency
+    } else {
+        Class::Unclassified
+    };
+    (class, evidence, effects)
+}
+
+fn describe(e: &Effect) -> String {
+    match e.kind.as_str() {
+        "sql-write" => "writes SQL".into(),
+        "orm-write" => format!("saves through the ORM (`{}`)", e.text),
+        "payment" => format!("calls a payment API (`{}`)", e.text),
+        "object-store-put" => format!("writes to an object store (`{}`)", e.text),
+        "cache-set" => format!("only sets a cache (`{}`)", e.text),
+        other => format!("{other} (`{}`)", e.text),
+    }
+}

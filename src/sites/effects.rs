@@ -1,0 +1,220 @@
+//! What a critical section does: writes (SQL, ORM, payments, object stores,
+//! HTTP, queues, files), cache sets, slow calls; and whether each write is
+//! protected against a stale holder (fencing token, conditional write,
+//! idempotency key). The spellings come from `rules/classification.yaml`.
+
+use super::{resolve, FileAnalysis, LockSite};
+use crate::catalog::raw::RawEffect;
+use crate::catalog::Catalog;
+use crate::model::{mentions, Call, FileModel, Span};
+
+/// A call in a critical section with a catalogued effect.
+#[derive(Debug, Clone)]
+pub struct Effect {
+    pub kind: String,
+    pub span: Span,
+    pub write: bool,
+    /// `correctness` / `efficiency` evidence and its weight.
+    pub class: Option<String>,
+    pub weight: i32,
+    /// How the write is protected, if it is.
+    pub protection: Option<Protection>,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protection {
+    Fencing,
+    ConditionalWrite,
+    IdempotencyKey,
+}
+
+impl Protection {
+    pub fn name(self) -> &'static str {
+        match self {
+            Protection::Fencing => "fencing",
+            Protection::ConditionalWrite => "conditional-write",
+            Protection::IdempotencyKey => "idempotency-key",
+        }
+    }
+}
+
+/// The SQL statement a call runs, uppercased, if one of its arguments is SQL.
+fn sql_of(model: &FileModel, call: &Call) -> Option<String> {
+    call.args.iter().find_map(|a| {
+        let v = resolve::resolve(model, &a.value, call.func);
+        let text = match v.as_str() {
+            Some(s) => s.to_string(),
+            None if matches!(v.kind, crate::model::ExprKind::Template) => {
+                v.text.trim_matches(['f', '"', '\'', '`']).to_string()
+            }
+            None => return None,
+        };
+        let up = text.trim_start().to_ascii_uppercase();
+        let first = up.split_whitespace().next()?.to_string();
+        [
+            "SELECT", "INSERT", "UPDATE", "DELETE", "MERGE", "UPSERT", "REPLACE", "WITH",
+        ]
+        .contains(&first.as_str())
+        .then_some(up)
+    })
+}
+
+fn receiver_words(call: &Call) -> Vec<String> {
+    call.receiver
+        .as_deref()
+        .map(|r| resolve::words(&r.text))
+        .unwrap_or_default()
+}
+
+fn matches_effect(model: &FileModel, call: &Call, e: &RawEffect) -> bool {
+    if !e.sql.is_empty() {
+        return sql_of(model, call).is_some_and(|sql| {
+            let first = sql.split_whitespace().next().unwrap_or("");
+            e.sql.iter().any(|k| k.eq_ignore_ascii_case(first))
+        });
+    }
+    if !e.methods.contains(&call.name) {
+        return false;
+    }
+    e.receivers.is_empty() || {
+        let words = receiver_words(call);
+        e.receivers
+            .iter()
+            .any(|r| words.contains(&r.to_lowercase()))
+    }
+}
+
+/// The calls that run in `site`'s critical section: the section itself, plus
+/// (one level) the bodies of same-file functions it calls.
+pub fn section_calls<'m>(model: &'m FileModel, site: &LockSite) -> Vec<&'m Call> {
+    let direct: Vec<&Call> = model
+        .calls
+        .iter()
+        .filter(|c| {
+            c.func == site.func && site.section.contains(c.span) && !site.span.contains(c.span)
+        })
+        .collect();
+    let mut out = direct.clone();
+    for c in &direct {
+        if let Some(f) = model
+            .functions
+            .iter()
+            .find(|f| f.name.rsplit(['.', ':']).next() == Some(c.name.as_str()))
+        {
+            if Some(f.id) == site.func {
+                continue;
+            }
+            out.extend(model.calls.iter().filter(|x| x.func == Some(f.id)));
+        }
+    }
+    out
+}
+
+/// Names carrying the grant: the handle, the acquisition's result, and one
+/// assignment derived from them (`fence := m.Header().Revision`), plus Redis
+/// `INCR` counters read in the same function.
+fn token_names(fa: &FileAnalysis, site: &LockSite) -> Vec<String> {
+    let model = fa.model;
+    let mut names: Vec<String> = model
+        .call(site.result_call)
+        .usage
+        .bound_names()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    names.extend(site.handle.clone());
+    let derived: Vec<String> = model
+        .assigns
+        .iter()
+        .filter(|a| a.func == site.func && names.iter().any(|n| mentions(&a.value.text, n)))
+        .map(|a| a.target.clone())
+        .collect();
+    names.extend(derived);
+    // `fence = r.incr("fence:orders")`: a counter the writes can carry.
+    for c in model
+        .calls
+        .iter()
+        .filter(|c| c.func == site.func && c.name.eq_ignore_ascii_case("incr"))
+    {
+        names.extend(c.usage.bound_names().into_iter().map(str::to_string));
+    }
+    names.retain(|n| n != "_" && !n.is_empty());
+    names
+}
+
+fn protection_of(
+    catalog: &Catalog,
+    model: &FileModel,
+    call: &Call,
+    tokens: &[String],
+) -> Option<Protection> {
+    let p = &catalog.protection;
+    let text = call
+        .args
+        .iter()
+        .map(|a| a.value.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    if tokens.iter().any(|t| mentions(&text, t)) {
+        return Some(Protection::Fencing);
+    }
+    let up = text.to_ascii_uppercase();
+    let sql = sql_of(model, call);
+    let conditional_sql = sql.as_deref().is_some_and(|s| {
+        let after_where = s.find(" WHERE ").map_or("", |i| &s[i..]);
+        let anywhere = ["ON CONFLICT DO NOTHING", "ON CONFLICT (", "IF NOT EXISTS"];
+        p.conditional_sql
+            .iter()
+            .any(|c| after_where.contains(c.as_str()))
+            || anywhere.iter().any(|c| s.contains(c))
+    });
+    if conditional_sql || p.conditional_call.iter().any(|c| up.contains(c.as_str())) {
+        return Some(Protection::ConditionalWrite);
+    }
+    let named = call
+        .args
+        .iter()
+        .filter_map(|a| a.name.as_deref())
+        .map(str::to_ascii_uppercase)
+        .collect::<Vec<_>>()
+        .join(" ");
+    if p.idempotency
+        .iter()
+        .any(|c| up.contains(c.as_str()) || named.contains(c.as_str()))
+    {
+        return Some(Protection::IdempotencyKey);
+    }
+    None
+}
+
+/// The effects of `site`'s critical section, each write with its protection.
+pub fn of_section(fa: &FileAnalysis, site: &LockSite) -> Vec<Effect> {
+    let model = fa.model;
+    let tokens = token_names(fa, site);
+    let mut out = Vec::new();
+    for call in section_calls(model, site) {
+        let Some(e) = fa
+            .catalog
+            .effects
+            .iter()
+            .find(|e| matches_effect(model, call, e))
+        else {
+            continue;
+        };
+        let protection = e
+            .write
+            .then(|| protection_of(fa.catalog, model, call, &tokens))
+            .flatten();
+        out.push(Effect {
+            kind: e.kind.clone(),
+            span: call.span,
+            write: e.write,
+            class: e.class.clone(),
+            weight: e.weight,
+            protection,
+            text: call.callee.clone(),
+        });
+    }
+    out
+}
