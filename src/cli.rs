@@ -1,13 +1,14 @@
 //! The command line: `check`, `explain`, `rules`. Returns the exit code.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::catalog::Catalog;
 use crate::checks::{self, Rule};
+use crate::config::{self, Config};
 use crate::finding::Severity;
 use crate::report::audit::AuditFormat;
 use crate::report::{self, Format, RenderOptions};
@@ -62,9 +63,12 @@ pub struct CheckArgs {
     /// An extra catalog folder of `*.yaml` API descriptions (repeatable).
     #[arg(long = "rules", value_name = "DIR")]
     pub rules_dirs: Vec<PathBuf>,
-    /// Exit 1 when a finding at or above this severity is reported.
-    #[arg(long, value_enum, default_value_t = Severity::Warning)]
-    pub fail_on: Severity,
+    /// Exit 1 when a finding at or above this severity is reported (default: warning).
+    #[arg(long, value_enum)]
+    pub fail_on: Option<Severity>,
+    /// The config file (default: the nearest lock-audit.yaml above the first path).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// Show every skipped or partly analysed file and why.
     #[arg(long, short)]
     pub verbose: bool,
@@ -90,6 +94,9 @@ pub struct AuditArgs {
     /// Show every skipped or partly analysed file and why (on stderr).
     #[arg(long, short)]
     pub verbose: bool,
+    /// The config file (default: the nearest lock-audit.yaml above the first path).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -154,13 +161,35 @@ fn load_catalog(dirs: &[PathBuf]) -> Option<Catalog> {
     }
 }
 
+/// The project's `lock-audit.yaml` (`--config`, else the nearest one above
+/// the first path); `Err` is already reported.
+fn load_config(explicit: Option<&PathBuf>, paths: &[PathBuf]) -> Result<Config, ()> {
+    let found = explicit
+        .cloned()
+        .or_else(|| config::find(paths.first().map_or(Path::new("."), PathBuf::as_path)));
+    match found {
+        None => Ok(Config::default()),
+        Some(path) => config::load(&path).map_err(|e| eprintln!("{:?}", miette::Report::new(*e))),
+    }
+}
+
+/// The catalog: built-in, the config's folders, then `--rules`.
+fn catalog_for(config: &Config, extra: &[PathBuf]) -> Option<Catalog> {
+    let dirs: Vec<PathBuf> = config.rules.iter().chain(extra).cloned().collect();
+    load_catalog(&dirs)
+}
+
 fn audit(args: AuditArgs) -> ExitCode {
-    let Some(catalog) = load_catalog(&args.rules_dirs) else {
+    let Ok(config) = load_config(args.config.as_ref(), &args.paths) else {
+        return ExitCode::from(2);
+    };
+    let Some(catalog) = catalog_for(&config, &args.rules_dirs) else {
         return ExitCode::from(2);
     };
     // The audit runs every rule, the audit-only ones included.
     let settings = Settings {
         rules: checks::REGISTRY.to_vec(),
+        classify: config.classify,
         ..Settings::default()
     };
     let report = crate::check(&args.paths, &catalog, &settings);
@@ -172,15 +201,29 @@ fn audit(args: AuditArgs) -> ExitCode {
 }
 
 fn check(args: CheckArgs) -> ExitCode {
-    let Some(catalog) = load_catalog(&args.rules_dirs) else {
+    let Ok(config) = load_config(args.config.as_ref(), &args.paths) else {
         return ExitCode::from(2);
     };
-    let selected = match resolve_rules(&args.select) {
+    let Some(catalog) = catalog_for(&config, &args.rules_dirs) else {
+        return ExitCode::from(2);
+    };
+    // Flags override the config file.
+    let select = if args.select.is_empty() {
+        &config.select
+    } else {
+        &args.select
+    };
+    let ignore = if args.ignore.is_empty() {
+        &config.ignore
+    } else {
+        &args.ignore
+    };
+    let selected = match resolve_rules(select) {
         Ok(r) if r.is_empty() => checks::defaults(),
         Ok(r) => r,
         Err(e) => return usage_error(&e),
     };
-    let ignored = match resolve_rules(&args.ignore) {
+    let ignored = match resolve_rules(ignore) {
         Ok(r) => r,
         Err(e) => return usage_error(&e),
     };
@@ -191,6 +234,7 @@ fn check(args: CheckArgs) -> ExitCode {
     let settings = Settings {
         rules,
         max_file_size: args.max_file_size,
+        classify: config.classify,
     };
     let report = crate::check(&args.paths, &catalog, &settings);
     let color = match args.color {
@@ -207,7 +251,8 @@ fn check(args: CheckArgs) -> ExitCode {
     if report.has_internal_errors() {
         return ExitCode::from(2);
     }
-    let failing = report::each_finding(&report).any(|(_, f)| f.severity >= args.fail_on);
+    let fail_on = args.fail_on.or(config.fail_on).unwrap_or(Severity::Warning);
+    let failing = report::each_finding(&report).any(|(_, f)| f.severity >= fail_on);
     ExitCode::from(u8::from(failing))
 }
 

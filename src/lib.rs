@@ -8,6 +8,7 @@
 pub mod catalog;
 pub mod checks;
 pub mod cli;
+pub mod config;
 pub mod discover;
 pub mod error;
 pub mod finding;
@@ -32,6 +33,8 @@ pub struct Settings {
     pub rules: Vec<&'static Rule>,
     /// Files larger than this are skipped with a notice.
     pub max_file_size: u64,
+    /// `classify:` patterns from `lock-audit.yaml`.
+    pub classify: Vec<config::ClassifyRule>,
 }
 
 impl Default for Settings {
@@ -39,6 +42,7 @@ impl Default for Settings {
         Settings {
             rules: checks::defaults(),
             max_file_size: 5 * 1024 * 1024,
+            classify: Vec::new(),
         }
     }
 }

@@ -323,7 +323,14 @@ fn scan_file(
         });
     }
     cx.consts.bind(&mut model, &file.path);
-    let mut analysis = sites::analyze(&model, &text, catalog, &file.path, &cx.wrappers);
+    let mut analysis = sites::analyze(
+        &model,
+        &text,
+        catalog,
+        &file.path,
+        &cx.wrappers,
+        &settings.classify,
+    );
     let defined = wrapper::summarize(&analysis, &file.path, |at| index.line_col(at).0);
     // Calls of this file's own wrappers, without waiting for pass 2.
     let own: Vec<Wrapper> = defined
@@ -332,7 +339,7 @@ fn scan_file(
         .cloned()
         .collect();
     if !own.is_empty() {
-        sites::add_wrapper_calls(&mut analysis, &file.path, &own);
+        sites::add_wrapper_calls(&mut analysis, &file.path, &own, &settings.classify);
     }
     let wanted = consts::wanted(&analysis, &file.path);
     let mut findings = checks::run(&analysis, &settings.rules);

@@ -337,3 +337,49 @@ fn readme_declared_wrapper_works() {
         .stdout(predicate::str::contains("job.py:3:6: LA101"))
         .stdout(predicate::str::contains("LA105"));
 }
+
+/// `classify:` in `lock-audit.yaml` decides a class the heuristics cannot;
+/// the evidence names the entry; a bad key is an error naming the line.
+#[test]
+fn config_classifies_and_validates() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("worker.py");
+    fs::write(
+        &src,
+        "import redis, uuid\nr = redis.Redis()\n\ndef step(n):\n    t = uuid.uuid4().hex\n    if not r.set(f\"lock:ledgerx:{n}\", t, nx=True, px=30000):\n        return\n    try:\n        db.execute(\"UPDATE t SET x = 1 WHERE id = %s\", (n,))\n    finally:\n        r.eval('if redis.call(\"get\", KEYS[1]) == ARGV[1] then return redis.call(\"del\", KEYS[1]) end', 1, f\"lock:ledgerx:{n}\", t)\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("lock-audit.yaml"),
+        "classify:\n  - class: efficiency\n    key: \"lock:ledgerx:*\"\n    reason: replayable\n",
+    )
+    .unwrap();
+    let out = lock_audit()
+        .args(["audit", "--format", "json"])
+        .arg(dir.path())
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["sites"][0]["class"], "efficiency", "{v}");
+    assert!(
+        v["sites"][0]["evidence"]
+            .to_string()
+            .contains("classify #1"),
+        "{v}"
+    );
+    fs::write(
+        dir.path().join("lock-audit.yaml"),
+        "classify:\n  - class: efficiency\n    keys: \"lock:*\"\n",
+    )
+    .unwrap();
+    lock_audit()
+        .arg("check")
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("lock-audit.yaml:3"))
+        .stderr(predicate::str::contains("unknown field `keys`"));
+}

@@ -1,6 +1,6 @@
 use super::declare_rule;
 use crate::finding::Finding;
-use crate::sites::{Class, FileAnalysis, SiteKind, Ttl};
+use crate::sites::{Class, FileAnalysis, SiteKind};
 
 declare_rule! {
     /// ## What it flags
@@ -67,10 +67,8 @@ declare_rule! {
 
 fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
     for site in &fa.sites {
-        if site.class != Class::Correctness
-            || site.kind == SiteKind::Sql
-            || matches!(site.ttl, Ttl::Scoped(_))
-        {
+        // Database locks end with their connection or transaction, together with the writes on it.
+        if site.class != Class::Correctness || site.kind == SiteKind::Sql {
             continue;
         }
         let Some(write) = site

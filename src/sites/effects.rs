@@ -132,13 +132,14 @@ fn token_names(fa: &FileAnalysis, site: &LockSite) -> Vec<String> {
         .collect();
     names.extend(derived);
     // `fence = r.incr("fence:orders")`: a counter the writes can carry.
-    for c in model
-        .calls
-        .iter()
-        .filter(|c| c.func == site.func && c.name.eq_ignore_ascii_case("incr"))
-    {
-        names.extend(c.usage.bound_names().into_iter().map(str::to_string));
-    }
+    // (`fence := rdb.Incr(ctx, k).Val()`: the value comes through the chain.)
+    let counters = model.assigns.iter().filter(|a| {
+        a.func == site.func && {
+            let v = a.value.text.to_ascii_lowercase();
+            v.contains(".incr(") || v.starts_with("incr(")
+        }
+    });
+    names.extend(counters.map(|a| a.target.clone()));
     names.retain(|n| n != "_" && !n.is_empty());
     names
 }
@@ -150,10 +151,11 @@ fn protection_of(
     tokens: &[String],
 ) -> Option<Protection> {
     let p = &catalog.protection;
+    // Keyword names count: `if_generation_match=gen`, `idempotency_key=k`.
     let text = call
         .args
         .iter()
-        .map(|a| a.value.text.as_str())
+        .map(|a| format!("{} {}", a.name.as_deref().unwrap_or(""), a.value.text))
         .collect::<Vec<_>>()
         .join(" ");
     if tokens.iter().any(|t| mentions(&text, t)) {

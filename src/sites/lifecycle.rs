@@ -37,7 +37,9 @@ pub fn complete(
                     .releases
                     .iter()
                     .map(|&r| &releases[r])
+                    // A deferred release runs when the function returns: it ends nothing here.
                     .filter(|r| r.func == site.func && r.span.start > site.span.end)
+                    .filter(|r| !model.inside(r.span, &[GuardKind::Defer]))
                     .map(|r| r.span.start)
                     .min()
                     .or_else(|| site.func.map(|f| model.functions[f].span.end))

@@ -288,6 +288,7 @@ pub fn analyze<'m>(
     catalog: &'m Catalog,
     path: &std::path::Path,
     wrappers: &[wrapper::Wrapper],
+    classify: &[crate::config::ClassifyRule],
 ) -> FileAnalysis<'m> {
     let cmds = command::commands(model, catalog);
     let func_of = |c: &Command| model.call(c.call).func;
@@ -433,16 +434,30 @@ pub fn analyze<'m>(
         sites,
         releases,
     };
-    classify_all(&mut fa, 0);
+    classify_all(&mut fa, 0, path, classify);
     fa
 }
 
 /// Classifies the sites from `first` on (see [`classify`]).
-fn classify_all(fa: &mut FileAnalysis, first: usize) {
+fn classify_all(
+    fa: &mut FileAnalysis,
+    first: usize,
+    path: &std::path::Path,
+    rules: &[crate::config::ClassifyRule],
+) {
     let index = crate::lines::LineIndex::new(fa.text);
+    let by_config = |site: &LockSite, fa: &FileAnalysis| {
+        let function = site.func.map(|f| fa.model.functions[f].name.as_str());
+        let key = site.key.as_ref().map_or("", |k| k.peel().text.as_str());
+        let resolved = site.key_text.as_str();
+        rules
+            .iter()
+            .find(|r| r.matches(key, path, function) || r.matches(resolved, path, function))
+            .map(|r| (r.class, r.why.clone()))
+    };
     let decided: Vec<_> = fa.sites[first..]
         .iter()
-        .map(|s| classify::classify(fa, &index, s, None))
+        .map(|s| classify::classify(fa, &index, s, Some(&by_config)))
         .collect();
     for (site, (class, evidence, effects)) in fa.sites[first..].iter_mut().zip(decided) {
         site.class = class;
@@ -457,6 +472,7 @@ pub fn add_wrapper_calls(
     fa: &mut FileAnalysis,
     path: &std::path::Path,
     wrappers: &[wrapper::Wrapper],
+    classify: &[crate::config::ClassifyRule],
 ) {
     let first = fa.sites.len();
     wrapper::sites_for_calls(fa.model, path, wrappers, &mut fa.sites);
@@ -468,7 +484,7 @@ pub fn add_wrapper_calls(
         &mut fa.sites[first..],
         &mut [],
     );
-    classify_all(fa, first);
+    classify_all(fa, first, path, classify);
 }
 
 /// The first catalog lock word found in any of `texts`.

@@ -1,0 +1,182 @@
+//! `lock-audit.yaml`: project settings, found by walking up from the scanned
+//! path. Raw YAML (unknown keys are errors with the offending line) →
+//! [`Config`]; the CLI's flags override it.
+
+use std::path::{Path, PathBuf};
+
+use globset::{Glob, GlobMatcher};
+use serde::Deserialize;
+
+use crate::error::YamlError;
+use crate::finding::Severity;
+use crate::sites::Class;
+
+/// The file names looked for, in order, in each folder from the scanned path up.
+pub const FILE_NAMES: &[&str] = &["lock-audit.yaml", ".lock-audit.yaml"];
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawConfig {
+    #[serde(default)]
+    select: Vec<String>,
+    #[serde(default)]
+    ignore: Vec<String>,
+    fail_on: Option<Severity>,
+    /// Extra catalog folders, relative to the config file.
+    #[serde(default)]
+    rules: Vec<PathBuf>,
+    #[serde(default)]
+    classify: Vec<RawClassify>,
+}
+
+/// `classify:` entries: every given pattern must match.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawClassify {
+    class: ClassName,
+    /// Glob on the lock key as written (quotes dropped): `lock:billing:*`.
+    key: Option<String>,
+    /// Glob on the file path: `src/payments/**`.
+    path: Option<String>,
+    /// Glob on the enclosing function's name: `settle_*`.
+    function: Option<String>,
+    reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum ClassName {
+    Correctness,
+    Efficiency,
+}
+
+/// One compiled `classify:` entry.
+#[derive(Debug, Clone)]
+pub struct ClassifyRule {
+    pub class: Class,
+    key: Option<GlobMatcher>,
+    path: Option<GlobMatcher>,
+    function: Option<GlobMatcher>,
+    /// Shown as the evidence: `lock-audit.yaml classify #2: key lock:billing:*`.
+    pub why: String,
+}
+
+impl ClassifyRule {
+    /// Does this entry decide the site with `key`, in `path`, inside `function`?
+    pub fn matches(&self, key: &str, path: &Path, function: Option<&str>) -> bool {
+        let key = key
+            .trim_matches(['"', '\'', '`'])
+            .trim_start_matches(['f', 'b'])
+            .trim_matches(['"', '\'']);
+        self.key.as_ref().is_none_or(|g| g.is_match(key))
+            && self.path.as_ref().is_none_or(|g| g.is_match(path))
+            && self
+                .function
+                .as_ref()
+                .is_none_or(|g| function.is_some_and(|f| g.is_match(f)))
+    }
+}
+
+/// The resolved settings of a `lock-audit.yaml`.
+#[derive(Debug, Default, Clone)]
+pub struct Config {
+    pub path: Option<PathBuf>,
+    pub select: Vec<String>,
+    pub ignore: Vec<String>,
+    pub fail_on: Option<Severity>,
+    pub rules: Vec<PathBuf>,
+    pub classify: Vec<ClassifyRule>,
+}
+
+/// The config file for `start`: the nearest one in it or a parent folder.
+pub fn find(start: &Path) -> Option<PathBuf> {
+    let start = if start.is_file() {
+        start.parent()?
+    } else {
+        start
+    };
+    let start = start.canonicalize().ok()?;
+    start
+        .ancestors()
+        .flat_map(|d| FILE_NAMES.iter().map(move |n| d.join(n)))
+        .find(|p| p.is_file())
+}
+
+/// Reads and validates a config file.
+pub fn load(path: &Path) -> Result<Config, Box<YamlError>> {
+    let shown = path.display().to_string();
+    let src = std::fs::read_to_string(path).map_err(|e| {
+        Box::new(YamlError::Io {
+            path: shown.clone(),
+            reason: e.to_string(),
+        })
+    })?;
+    let raw: RawConfig = if src.trim().is_empty() {
+        RawConfig::default()
+    } else {
+        serde_yaml::from_str(&src).map_err(|e| Box::new(YamlError::from_serde(&shown, &src, &e)))?
+    };
+    let base = path.parent().unwrap_or(Path::new("."));
+    let glob = |pattern: &str| {
+        Glob::new(pattern)
+            .map(|g| g.compile_matcher())
+            .map_err(|e| {
+                Box::new(YamlError::about(
+                    &shown,
+                    &src,
+                    pattern,
+                    format!("invalid glob `{pattern}`: {e}"),
+                ))
+            })
+    };
+    let mut classify = Vec::new();
+    for (i, c) in raw.classify.iter().enumerate() {
+        let parts: Vec<String> = [
+            ("key", &c.key),
+            ("path", &c.path),
+            ("function", &c.function),
+        ]
+        .iter()
+        .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k} {v}")))
+        .collect();
+        if parts.is_empty() {
+            let msg = format!(
+                "classify entry {} needs at least one of `key`, `path`, `function`",
+                i + 1
+            );
+            return Err(Box::new(YamlError::about(&shown, &src, "classify", msg)));
+        }
+        let reason = c
+            .reason
+            .as_deref()
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default();
+        classify.push(ClassifyRule {
+            class: match c.class {
+                ClassName::Correctness => Class::Correctness,
+                ClassName::Efficiency => Class::Efficiency,
+            },
+            key: c.key.as_deref().map(glob).transpose()?,
+            path: c
+                .path
+                .as_deref()
+                .map(|p| glob(&format!("**/{}", p.trim_start_matches("./"))))
+                .transpose()?,
+            function: c.function.as_deref().map(glob).transpose()?,
+            why: format!(
+                "{} classify #{}: {}{reason}",
+                FILE_NAMES[0],
+                i + 1,
+                parts.join(", ")
+            ),
+        });
+    }
+    Ok(Config {
+        path: Some(path.to_path_buf()),
+        select: raw.select,
+        ignore: raw.ignore,
+        fail_on: raw.fail_on,
+        rules: raw.rules.iter().map(|r| base.join(r)).collect(),
+        classify,
+    })
+}
