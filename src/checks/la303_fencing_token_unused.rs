@@ -1,13 +1,14 @@
 use super::declare_rule;
 use crate::finding::Finding;
-use crate::sites::effects::Protection;
+use crate::sites::effects::{counters, Protection};
 use crate::sites::{Class, FileAnalysis};
 
 declare_rule! {
     /// ## What it flags
     /// A lock whose grant exposes a fencing token (etcd's revision or key,
-    /// a ZooKeeper sequence, Redisson's fenced lock token) when no write in
-    /// the critical section uses it. Not for locks classified `efficiency`.
+    /// a ZooKeeper sequence, Redisson's fenced lock token), or whose code
+    /// increments a Redis `INCR` counter for one, when no write in the
+    /// critical section uses it. Not for locks classified `efficiency`.
     ///
     /// ## Why it breaks
     /// The token is the only thing that lets the resource refuse a holder
@@ -43,7 +44,15 @@ declare_rule! {
 
 fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
     for site in &fa.sites {
-        let Some(token) = &site.fencing else { continue };
+        // The grant's own token, or a Redis INCR counter taken alongside it.
+        let counter = counters(fa, site).into_iter().next();
+        let Some(token) = site
+            .fencing
+            .clone()
+            .or(counter.map(|c| format!("INCR counter `{c}`")))
+        else {
+            continue;
+        };
         // Only sections that write: with no write there is nothing to fence.
         if site.class == Class::Efficiency
             || site.via.is_some()

@@ -1,6 +1,8 @@
 use super::declare_rule;
 use crate::finding::Finding;
+use crate::model::Call;
 use crate::sites::effects::section_calls;
+use crate::sites::resolve;
 use crate::sites::{Class, FileAnalysis};
 
 declare_rule! {
@@ -42,9 +44,18 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
     let recheck = &fa.catalog.protection.recheck_methods;
     for site in fa.sites.iter().filter(|s| s.class != Class::Efficiency) {
         let handle = site.handle.as_deref();
+        // `lock.owned()`, or `GET` of the lock key compared with the token.
+        let reads_key = |c: &Call| {
+            c.name.eq_ignore_ascii_case("get")
+                && !site.key_text.is_empty()
+                && c.args
+                    .iter()
+                    .any(|a| resolve::key_text(fa.model, &a.value, c.func) == site.key_text)
+        };
         let checks = section_calls(fa.model, site).into_iter().filter(|c| {
-            recheck.contains(&c.name)
-                && (handle.is_none() || c.receiver.as_deref().map(|r| r.text.as_str()) == handle)
+            (recheck.contains(&c.name)
+                && (handle.is_none() || c.receiver.as_deref().map(|r| r.text.as_str()) == handle))
+                || reads_key(c)
         });
         for c in checks {
             let Some(write) = site

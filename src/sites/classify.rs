@@ -100,14 +100,10 @@ pub fn classify(
     let mut evidence = Vec::new();
     score_words(fa, "key", &site.key_text, &mut c, &mut e, &mut evidence);
     if let Some(f) = site.func {
-        score_words(
-            fa,
-            "function name",
-            &fa.model.functions[f].name,
-            &mut c,
-            &mut e,
-            &mut evidence,
-        );
+        // The function's own name, not its class: `PaymentsService.render_tiles` is about tiles.
+        let name = &fa.model.functions[f].name;
+        let own = name.rsplit(['.', ':']).next().unwrap_or(name);
+        score_words(fa, "function name", own, &mut c, &mut e, &mut evidence);
     }
     if let Some(w) = site.api.strip_prefix("wrapper ") {
         score_words(fa, "wrapper name", w, &mut c, &mut e, &mut evidence);

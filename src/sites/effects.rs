@@ -91,8 +91,12 @@ pub fn section_calls<'m>(model: &'m FileModel, site: &LockSite) -> Vec<&'m Call>
     let direct: Vec<&Call> = model
         .calls
         .iter()
+        // A block form's body lies inside the acquiring call; otherwise the
+        // call's own arguments are not part of the section.
         .filter(|c| {
-            c.func == site.func && site.section.contains(c.span) && !site.span.contains(c.span)
+            c.func == site.func
+                && site.section.contains(c.span)
+                && (site.span.contains(site.section) || !site.span.contains(c.span))
         })
         .collect();
     let mut out = direct.clone();
@@ -131,17 +135,26 @@ fn token_names(fa: &FileAnalysis, site: &LockSite) -> Vec<String> {
         .map(|a| a.target.clone())
         .collect();
     names.extend(derived);
-    // `fence = r.incr("fence:orders")`: a counter the writes can carry.
-    // (`fence := rdb.Incr(ctx, k).Val()`: the value comes through the chain.)
-    let counters = model.assigns.iter().filter(|a| {
-        a.func == site.func && {
-            let v = a.value.text.to_ascii_lowercase();
-            v.contains(".incr(") || v.starts_with("incr(")
-        }
-    });
-    names.extend(counters.map(|a| a.target.clone()));
+    names.extend(counters(fa, site));
     names.retain(|n| n != "_" && !n.is_empty());
     names
+}
+
+/// `fence = r.incr("fence:orders")` / `fence := rdb.Incr(ctx, k).Val()`: Redis
+/// counters incremented in the site's function, which writes can carry as a
+/// fencing token.
+pub fn counters(fa: &FileAnalysis, site: &LockSite) -> Vec<String> {
+    fa.model
+        .assigns
+        .iter()
+        .filter(|a| {
+            a.func == site.func && {
+                let v = a.value.text.to_ascii_lowercase();
+                v.contains(".incr(") || v.starts_with("incr(")
+            }
+        })
+        .map(|a| a.target.clone())
+        .collect()
 }
 
 fn protection_of(
