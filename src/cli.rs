@@ -190,6 +190,7 @@ fn audit(args: AuditArgs) -> ExitCode {
     let settings = Settings {
         rules: checks::REGISTRY.to_vec(),
         classify: config.classify,
+        require_reason: config.require_reason.unwrap_or(true),
         ..Settings::default()
     };
     let report = crate::check(&args.paths, &catalog, &settings);
@@ -235,6 +236,7 @@ fn check(args: CheckArgs) -> ExitCode {
         rules,
         max_file_size: args.max_file_size,
         classify: config.classify,
+        require_reason: config.require_reason.unwrap_or(true),
     };
     let report = crate::check(&args.paths, &catalog, &settings);
     let color = match args.color {

@@ -27,6 +27,8 @@ struct RawConfig {
     rules: Vec<PathBuf>,
     #[serde(default)]
     classify: Vec<RawClassify>,
+    /// A suppression without a reason is LA001 (default true).
+    require_reason: Option<bool>,
 }
 
 /// `classify:` entries: every given pattern must match.
@@ -86,6 +88,8 @@ pub struct Config {
     pub fail_on: Option<Severity>,
     pub rules: Vec<PathBuf>,
     pub classify: Vec<ClassifyRule>,
+    /// `None` when the file does not say: reasons are then required.
+    pub require_reason: Option<bool>,
 }
 
 /// The config file for `start`: the nearest one in it or a parent folder.
@@ -178,5 +182,6 @@ pub fn load(path: &Path) -> Result<Config, Box<YamlError>> {
         fail_on: raw.fail_on,
         rules: raw.rules.iter().map(|r| base.join(r)).collect(),
         classify,
+        require_reason: raw.require_reason,
     })
 }

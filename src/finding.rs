@@ -58,6 +58,8 @@ pub struct Finding {
     pub class: Class,
     /// Why lock-audit took the call for a lock (receiver evidence, lock words).
     pub evidence: Vec<String>,
+    /// Why the lock has its class.
+    pub class_evidence: Vec<String>,
 }
 
 impl Finding {
@@ -72,6 +74,7 @@ impl Finding {
             site_span: None,
             class: Class::Unclassified,
             evidence: Vec::new(),
+            class_evidence: Vec::new(),
         }
     }
 
@@ -96,6 +99,7 @@ impl Finding {
         self.class = site.class;
         self.evidence
             .extend(site.evidence.iter().chain(&site.class_evidence).cloned());
+        self.class_evidence = site.class_evidence.clone();
         self
     }
 

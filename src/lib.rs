@@ -19,6 +19,7 @@ pub mod prefilter;
 pub mod report;
 pub mod scan;
 pub mod sites;
+pub mod suppress;
 
 pub use scan::check;
 
@@ -35,6 +36,8 @@ pub struct Settings {
     pub max_file_size: u64,
     /// `classify:` patterns from `lock-audit.yaml`.
     pub classify: Vec<config::ClassifyRule>,
+    /// A suppression without `reason="..."` is LA001 (default true).
+    pub require_reason: bool,
 }
 
 impl Default for Settings {
@@ -43,6 +46,7 @@ impl Default for Settings {
             rules: checks::defaults(),
             max_file_size: 5 * 1024 * 1024,
             classify: Vec::new(),
+            require_reason: true,
         }
     }
 }

@@ -343,6 +343,13 @@ fn scan_file(
     }
     let wanted = consts::wanted(&analysis, &file.path);
     let mut findings = checks::run(&analysis, &settings.rules);
+    crate::suppress::apply(
+        &model.comments,
+        &text,
+        &mut findings,
+        &settings.rules,
+        settings.require_reason,
+    );
     findings.sort_by_key(|f| (f.span.start, f.rule.code));
     let codes: Vec<(Option<model::Span>, &'static str)> = findings
         .iter()

@@ -5,6 +5,8 @@
 //! `check` function from a file's [`FileAnalysis`] to findings. Checks never
 //! see parsers, YAML or miette: only lock sites and releases.
 
+mod la001_bad_suppression;
+mod la002_unused_suppression;
 mod la101_missing_ttl;
 mod la102_non_atomic_acquire;
 mod la103_constant_lock_owner;
@@ -83,7 +85,12 @@ macro_rules! declare_rule {
 pub(crate) use declare_rule;
 
 /// Every rule, in code order. Adding a rule is one line here.
+pub use la001_bad_suppression::RULE as BAD_SUPPRESSION;
+pub use la002_unused_suppression::RULE as UNUSED_SUPPRESSION;
+
 pub static REGISTRY: &[&Rule] = &[
+    &la001_bad_suppression::RULE,
+    &la002_unused_suppression::RULE,
     &la101_missing_ttl::RULE,
     &la102_non_atomic_acquire::RULE,
     &la103_constant_lock_owner::RULE,

@@ -48,11 +48,19 @@ impl Diagnostic for Rendered<'_> {
     }
 
     fn help<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
+        let f = self.finding;
+        let why = match f.class_evidence.as_slice() {
+            [] => String::new(),
+            ev => format!(
+                ": {}",
+                ev.iter().take(3).cloned().collect::<Vec<_>>().join("; ")
+            ),
+        };
         Some(Box::new(format!(
-            "{}\n(class: {}; `lock-audit explain {}` tells the whole story)",
-            self.finding.help,
-            self.finding.class.name(),
-            self.finding.rule.code
+            "{}\n(class: {}{why}; `lock-audit explain {}` tells the whole story)",
+            f.help,
+            f.class.name(),
+            f.rule.code
         )))
     }
 
