@@ -65,7 +65,13 @@ pub struct CheckArgs {
     pub rules_dirs: Vec<PathBuf>,
     /// Exit 1 when a finding at or above this severity is reported (default: warning).
     #[arg(long, value_enum)]
-    pub fail_on: Option<Severity>,
+    pub fail_on: Option<FailOn>,
+    /// Exit 0 even when there are findings (errors in the run still exit 2).
+    #[arg(long)]
+    pub exit_zero: bool,
+    /// Print the number of findings per rule instead of the findings.
+    #[arg(long)]
+    pub statistics: bool,
     /// The config file (default: the nearest lock-audit.yaml above the first path).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -97,6 +103,27 @@ pub struct AuditArgs {
     /// The config file (default: the nearest lock-audit.yaml above the first path).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+}
+
+/// The lowest severity that fails the run, or `never`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FailOn {
+    Error,
+    Warning,
+    Info,
+    Never,
+}
+
+impl FailOn {
+    fn fails(self, s: Severity) -> bool {
+        match self {
+            FailOn::Error => s >= Severity::Error,
+            FailOn::Warning => s >= Severity::Warning,
+            FailOn::Info => true,
+            FailOn::Never => false,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -249,13 +276,41 @@ fn check(args: CheckArgs) -> ExitCode {
         verbose: args.verbose,
         width: 100,
     };
-    emit(&report::render(&report, args.format, opts));
+    if args.statistics {
+        emit(&statistics(&report));
+    } else {
+        emit(&report::render(&report, args.format, opts));
+    }
     if report.has_internal_errors() {
         return ExitCode::from(2);
     }
-    let fail_on = args.fail_on.or(config.fail_on).unwrap_or(Severity::Warning);
-    let failing = report::each_finding(&report).any(|(_, f)| f.severity >= fail_on);
-    ExitCode::from(u8::from(failing))
+    let fail_on = args.fail_on.or(config.fail_on).unwrap_or(FailOn::Warning);
+    let failing = report::each_finding(&report).any(|(_, f)| fail_on.fails(f.severity));
+    ExitCode::from(u8::from(failing && !args.exit_zero))
+}
+
+/// `--statistics`: findings per rule, most frequent first.
+fn statistics(report: &crate::Report) -> String {
+    let mut counts: Vec<(usize, &'static Rule)> = Vec::new();
+    for (_, f) in report::each_finding(report) {
+        match counts.iter_mut().find(|(_, r)| r.code == f.rule.code) {
+            Some((n, _)) => *n += 1,
+            None => counts.push((1, f.rule)),
+        }
+    }
+    counts.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.code.cmp(b.1.code)));
+    let mut out = String::new();
+    for (n, r) in counts {
+        out.push_str(&format!(
+            "{n:>5}  {:<6} {:<28} {}\n",
+            r.code,
+            r.name,
+            r.severity.name()
+        ));
+    }
+    out.push_str(&report::summary_line(report));
+    out.push('\n');
+    out
 }
 
 fn explain(id: &str) -> ExitCode {

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use globset::{Glob, GlobMatcher};
 use serde::Deserialize;
 
+use crate::cli::FailOn;
 use crate::error::YamlError;
-use crate::finding::Severity;
 use crate::sites::Class;
 
 /// The file names looked for, in order, in each folder from the scanned path up.
@@ -21,7 +21,7 @@ struct RawConfig {
     select: Vec<String>,
     #[serde(default)]
     ignore: Vec<String>,
-    fail_on: Option<Severity>,
+    fail_on: Option<FailOn>,
     /// Extra catalog folders, relative to the config file.
     #[serde(default)]
     rules: Vec<PathBuf>,
@@ -85,7 +85,7 @@ pub struct Config {
     pub path: Option<PathBuf>,
     pub select: Vec<String>,
     pub ignore: Vec<String>,
-    pub fail_on: Option<Severity>,
+    pub fail_on: Option<FailOn>,
     pub rules: Vec<PathBuf>,
     pub classify: Vec<ClassifyRule>,
     /// `None` when the file does not say: reasons are then required.

@@ -383,3 +383,35 @@ fn config_classifies_and_validates() {
         .stderr(predicate::str::contains("lock-audit.yaml:3"))
         .stderr(predicate::str::contains("unknown field `keys`"));
 }
+
+/// The CI gate's knobs: `--fail-on`, `--exit-zero`, `--statistics`, SARIF and GitHub output.
+#[test]
+fn ci_gate_options() {
+    lock_audit()
+        .args(["check", "examples/", "--fail-on", "never"])
+        .assert()
+        .code(0);
+    lock_audit()
+        .args(["check", "examples/", "--exit-zero"])
+        .assert()
+        .code(0);
+    lock_audit()
+        .args(["check", "examples/", "--fail-on", "error"])
+        .assert()
+        .code(1);
+    lock_audit()
+        .args(["check", "examples/", "--statistics"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("LA101  missing-ttl"));
+    lock_audit()
+        .args(["check", "examples/", "--format", "github"])
+        .assert()
+        .stdout(predicate::str::contains(
+            "::error file=examples/payments/billing_job.py,line=42",
+        ));
+    lock_audit()
+        .args(["check", "examples/", "--format", "sarif"])
+        .assert()
+        .stdout(predicate::str::contains("\"version\": \"2.1.0\""));
+}

@@ -1,6 +1,6 @@
 //! `path:line:col: CODE message`, one finding per line: for editors and grep.
 
-use super::{each_finding, notice_lines, position, summary_line, RenderOptions};
+use super::{notice_lines, position, summary_line, RenderOptions};
 use crate::lines::LineIndex;
 use crate::Report;
 
@@ -21,7 +21,6 @@ pub fn render(report: &Report, opts: RenderOptions) -> String {
             ));
         }
     }
-    let _ = each_finding;
     for line in notice_lines(report, opts.verbose) {
         out.push_str(&line);
         out.push('\n');

@@ -2,8 +2,10 @@
 
 pub mod audit;
 pub mod concise;
+pub mod github;
 pub mod human;
 pub mod json;
+pub mod sarif;
 
 use crate::finding::Finding;
 use crate::lines::LineIndex;
@@ -17,6 +19,10 @@ pub enum Format {
     Concise,
     /// The stable JSON schema (version 1).
     Json,
+    /// SARIF 2.1.0, for code scanning.
+    Sarif,
+    /// GitHub Actions annotations.
+    Github,
 }
 
 /// Options shared by the renderers.
@@ -55,6 +61,8 @@ pub fn render(report: &Report, format: Format, opts: RenderOptions) -> String {
         Format::Human => human::render(report, opts),
         Format::Concise => concise::render(report, opts),
         Format::Json => json::render(report),
+        Format::Sarif => sarif::render(report),
+        Format::Github => github::render(report),
     }
 }
 
