@@ -37,8 +37,22 @@ struct Scanned {
     notices: Vec<Notice>,
 }
 
+/// Stack for the analysis threads: `syn` parses recursively, and generated
+/// code can nest deeply.
+const STACK_SIZE: usize = 64 * 1024 * 1024;
+
 /// Scans `paths` with `settings` against `catalog`.
 pub fn check(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> Report {
+    match rayon::ThreadPoolBuilder::new()
+        .stack_size(STACK_SIZE)
+        .build()
+    {
+        Ok(pool) => pool.install(|| check_in_pool(paths, catalog, settings)),
+        Err(_) => check_in_pool(paths, catalog, settings),
+    }
+}
+
+fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> Report {
     let start = Instant::now();
     let (files, walk_errors) = discover::discover(paths);
     let prefilter = Prefilter::new(&catalog.triggers);

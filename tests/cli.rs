@@ -415,3 +415,55 @@ fn ci_gate_options() {
         .assert()
         .stdout(predicate::str::contains("\"version\": \"2.1.0\""));
 }
+
+/// Deep nesting never overflows the stack: Rust beyond the guard is a notice,
+/// the tree-sitter languages are walked iteratively.
+#[test]
+fn deep_nesting_is_survived() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let deep =
+        |open: &str, close: &str, n: usize| format!("{}1{}", open.repeat(n), close.repeat(n));
+    fs::write(
+        d.join("deep.rs"),
+        format!(
+            "fn main() {{ let x = {}; redis::cmd(\"SET\"); }}\n",
+            deep("(", ")", 10_000)
+        ),
+    )
+    .unwrap();
+    fs::write(
+        d.join("ok.rs"),
+        format!(
+            "fn main() {{ let x = {}; redis::cmd(\"SET\"); }}\n",
+            deep("(", ")", 1_500)
+        ),
+    )
+    .unwrap();
+    fs::write(
+        d.join("deep.py"),
+        format!("import redis\nx = {}\n", deep("(", ")", 10_000)),
+    )
+    .unwrap();
+    fs::write(
+        d.join("deep.js"),
+        format!(
+            "const redis = require('ioredis');\nlet x = {};\n",
+            deep("[", "]", 10_000)
+        ),
+    )
+    .unwrap();
+    fs::write(
+        d.join("deep.rb"),
+        format!("require 'redis'\nx = {}\n", deep("[", "]", 10_000)),
+    )
+    .unwrap();
+    lock_audit()
+        .args(["check", "--verbose", "--format", "concise"])
+        .arg(d)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "deep.rs: cannot parse: nesting 10001 levels deep",
+        ));
+}

@@ -21,6 +21,13 @@ use crate::model::{
 
 /// Parses and lowers one Rust file; the error is syn's message with its position.
 pub fn lower(text: &str) -> Result<FileModel, String> {
+    // syn recurses once per nesting level: refuse what could exhaust the stack.
+    let depth = max_nesting(text);
+    if depth > MAX_NESTING {
+        return Err(format!(
+            "nesting {depth} levels deep is more than lock-audit analyses ({MAX_NESTING})"
+        ));
+    }
     let parsed = syn::parse_file(text);
     let result = match parsed {
         Ok(file) => {
@@ -48,6 +55,26 @@ pub fn lower(text: &str) -> Result<FileModel, String> {
     // proc-macro2 keeps every parsed file in a thread-local source map; drop it.
     proc_macro2::extra::invalidate_current_thread_spans();
     result
+}
+
+/// The deepest bracket nesting `lower` accepts.
+const MAX_NESTING: usize = 2_000;
+
+/// The deepest `(`/`[`/`{` nesting of a text (strings and comments included:
+/// an over-estimate is fine for a guard).
+fn max_nesting(text: &str) -> usize {
+    let (mut depth, mut max) = (0usize, 0usize);
+    for b in text.bytes() {
+        match b {
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
 }
 
 struct Lowerer {
