@@ -38,6 +38,8 @@ pub enum Command {
     },
     /// List every rule with its code, name, default severity and summary.
     Rules,
+    /// Write a commented starter `lock-audit.yaml` in the current directory.
+    Init,
     /// List every library the catalog recognises (markdown table).
     Libraries {
         /// Extra catalog folders to include (repeatable).
@@ -72,6 +74,12 @@ pub struct CheckArgs {
     /// Print the number of findings per rule instead of the findings.
     #[arg(long)]
     pub statistics: bool,
+    /// Apply the config's `exclude` to files named on the command line too (pre-commit).
+    #[arg(long)]
+    pub force_exclude: bool,
+    /// Print the resolved settings and exit.
+    #[arg(long)]
+    pub show_settings: bool,
     /// The config file (default: the nearest lock-audit.yaml above the first path).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -147,6 +155,7 @@ pub fn main_with(args: impl IntoIterator<Item = String>) -> ExitCode {
         Command::Audit(args) => audit(args),
         Command::Explain { rule } => explain(&rule),
         Command::Rules => rules(),
+        Command::Init => init(),
         Command::Libraries { rules_dirs } => match load_catalog(&rules_dirs) {
             Some(c) => {
                 emit(&c.libraries_markdown());
@@ -200,6 +209,54 @@ fn load_config(explicit: Option<&PathBuf>, paths: &[PathBuf]) -> Result<Config, 
     }
 }
 
+/// What the config file contributes to a scan's settings.
+fn settings_from(config: Config, force_exclude: bool) -> Settings {
+    Settings {
+        classify: config.classify,
+        require_reason: config.require_reason.unwrap_or(true),
+        severity: config.severity,
+        paths: crate::discover::PathFilter {
+            include: config.include,
+            exclude: config.exclude,
+            force_exclude,
+        },
+        ..Settings::default()
+    }
+}
+
+/// `--show-settings`: what this run would use, resolved.
+fn show_settings(
+    settings: &Settings,
+    args: &CheckArgs,
+    catalog: &Catalog,
+    fail_on: FailOn,
+) -> String {
+    let codes: Vec<&str> = settings.rules.iter().map(|r| r.code).collect();
+    let severity: Vec<String> = settings
+        .severity
+        .iter()
+        .map(|(c, s)| format!("{c}={}", s.name()))
+        .collect();
+    let config = args
+        .config
+        .clone()
+        .or_else(|| config::find(args.paths.first().map_or(Path::new("."), PathBuf::as_path)));
+    format!(
+        "config: {}\npaths: {}\nrules: {}\nseverity overrides: {}\nfail-on: {}\nclassify patterns: {}\nrequire-reason: {}\ncatalog: {} libraries, {} APIs, {} SQL locks\nmax-file-size: {}\n",
+        config.map_or("(none)".into(), |p| p.display().to_string()),
+        args.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" "),
+        codes.join(", "),
+        if severity.is_empty() { "(none)".into() } else { severity.join(", ") },
+        format!("{fail_on:?}").to_lowercase(),
+        settings.classify.len(),
+        settings.require_reason,
+        catalog.libraries.len(),
+        catalog.apis.len(),
+        catalog.sql.len(),
+        settings.max_file_size,
+    )
+}
+
 /// The catalog: built-in, the config's folders, then `--rules`.
 fn catalog_for(config: &Config, extra: &[PathBuf]) -> Option<Catalog> {
     let dirs: Vec<PathBuf> = config.rules.iter().chain(extra).cloned().collect();
@@ -216,9 +273,7 @@ fn audit(args: AuditArgs) -> ExitCode {
     // The audit runs every rule, the audit-only ones included.
     let settings = Settings {
         rules: checks::REGISTRY.to_vec(),
-        classify: config.classify,
-        require_reason: config.require_reason.unwrap_or(true),
-        ..Settings::default()
+        ..settings_from(config, false)
     };
     let report = crate::check(&args.paths, &catalog, &settings);
     emit(&report::audit::render(&report, args.format));
@@ -259,12 +314,17 @@ fn check(args: CheckArgs) -> ExitCode {
         .into_iter()
         .filter(|r| !ignored.iter().any(|i| i.code == r.code))
         .collect();
+    let force_exclude = args.force_exclude;
+    let fail_on = args.fail_on.or(config.fail_on).unwrap_or(FailOn::Warning);
     let settings = Settings {
         rules,
         max_file_size: args.max_file_size,
-        classify: config.classify,
-        require_reason: config.require_reason.unwrap_or(true),
+        ..settings_from(config, force_exclude)
     };
+    if args.show_settings {
+        emit(&show_settings(&settings, &args, &catalog, fail_on));
+        return ExitCode::SUCCESS;
+    }
     let report = crate::check(&args.paths, &catalog, &settings);
     let color = match args.color {
         Color::Always => true,
@@ -284,7 +344,6 @@ fn check(args: CheckArgs) -> ExitCode {
     if report.has_internal_errors() {
         return ExitCode::from(2);
     }
-    let fail_on = args.fail_on.or(config.fail_on).unwrap_or(FailOn::Warning);
     let failing = report::each_finding(&report).any(|(_, f)| fail_on.fails(f.severity));
     ExitCode::from(u8::from(failing && !args.exit_zero))
 }
@@ -326,6 +385,22 @@ fn explain(id: &str) -> ExitCode {
         rule.documentation()
     ));
     ExitCode::SUCCESS
+}
+
+const STARTER: &str = include_str!("../docs/lock-audit.example.yaml");
+
+fn init() -> ExitCode {
+    let path = Path::new(config::FILE_NAMES[0]);
+    if path.exists() {
+        return usage_error("lock-audit.yaml already exists here; not overwriting it");
+    }
+    match std::fs::write(path, STARTER) {
+        Ok(()) => {
+            emit("wrote lock-audit.yaml\n");
+            ExitCode::SUCCESS
+        }
+        Err(e) => usage_error(&format!("cannot write lock-audit.yaml: {e}")),
+    }
 }
 
 fn rules() -> ExitCode {

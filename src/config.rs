@@ -4,11 +4,12 @@
 
 use std::path::{Path, PathBuf};
 
-use globset::{Glob, GlobMatcher};
+use globset::{Glob, GlobMatcher, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 
 use crate::cli::FailOn;
 use crate::error::YamlError;
+use crate::finding::Severity;
 use crate::sites::Class;
 
 /// The file names looked for, in order, in each folder from the scanned path up.
@@ -29,6 +30,14 @@ struct RawConfig {
     classify: Vec<RawClassify>,
     /// A suppression without a reason is LA001 (default true).
     require_reason: Option<bool>,
+    /// Severity per rule: `LA105: error`, `unused-suppression: info`.
+    #[serde(default)]
+    severity: std::collections::BTreeMap<String, Severity>,
+    /// Globs of walked files to scan (default: all) and to skip.
+    #[serde(default)]
+    include: Vec<String>,
+    #[serde(default)]
+    exclude: Vec<String>,
 }
 
 /// `classify:` entries: every given pattern must match.
@@ -90,6 +99,9 @@ pub struct Config {
     pub classify: Vec<ClassifyRule>,
     /// `None` when the file does not say: reasons are then required.
     pub require_reason: Option<bool>,
+    pub severity: Vec<(&'static str, Severity)>,
+    pub include: Option<GlobSet>,
+    pub exclude: Option<GlobSet>,
 }
 
 /// The config file for `start`: the nearest one in it or a parent folder.
@@ -175,6 +187,9 @@ pub fn load(path: &Path) -> Result<Config, Box<YamlError>> {
             ),
         });
     }
+    let severity = severities(&raw, &shown, &src)?;
+    let include = globset(&raw.include, &shown, &src)?;
+    let exclude = globset(&raw.exclude, &shown, &src)?;
     Ok(Config {
         path: Some(path.to_path_buf()),
         select: raw.select,
@@ -183,5 +198,51 @@ pub fn load(path: &Path) -> Result<Config, Box<YamlError>> {
         rules: raw.rules.iter().map(|r| base.join(r)).collect(),
         classify,
         require_reason: raw.require_reason,
+        severity,
+        include,
+        exclude,
     })
+}
+
+fn severities(
+    raw: &RawConfig,
+    shown: &str,
+    src: &str,
+) -> Result<Vec<(&'static str, Severity)>, Box<YamlError>> {
+    raw.severity
+        .iter()
+        .map(|(id, s)| match crate::checks::lookup(id) {
+            Some(rule) => Ok((rule.code, *s)),
+            None => Err(Box::new(YamlError::about(
+                shown,
+                src,
+                id,
+                format!("unknown rule `{id}` in `severity`"),
+            ))),
+        })
+        .collect()
+}
+
+/// Patterns match the path as walked, or any suffix of it (`vendor/**`).
+fn globset(patterns: &[String], shown: &str, src: &str) -> Result<Option<GlobSet>, Box<YamlError>> {
+    if patterns.is_empty() {
+        return Ok(None);
+    }
+    let mut b = GlobSetBuilder::new();
+    for p in patterns {
+        for pattern in [p.clone(), format!("**/{}", p.trim_start_matches("./"))] {
+            let glob = Glob::new(&pattern).map_err(|e| {
+                Box::new(YamlError::about(
+                    shown,
+                    src,
+                    p,
+                    format!("invalid glob `{p}`: {e}"),
+                ))
+            })?;
+            b.add(glob);
+        }
+    }
+    b.build()
+        .map(Some)
+        .map_err(|e| Box::new(YamlError::about(shown, src, &patterns[0], e.to_string())))
 }

@@ -47,12 +47,36 @@ fn rel_to(root: &Path, path: &Path) -> String {
     }
 }
 
+/// Which walked files to keep: `include`/`exclude` globs from the config.
+#[derive(Debug, Clone, Default)]
+pub struct PathFilter {
+    pub include: Option<globset::GlobSet>,
+    pub exclude: Option<globset::GlobSet>,
+    /// Apply `exclude` to files named on the command line too (pre-commit).
+    pub force_exclude: bool,
+}
+
+impl PathFilter {
+    fn keeps(&self, path: &Path, explicit: bool) -> bool {
+        let excluded = self.exclude.as_ref().is_some_and(|g| g.is_match(path));
+        let included = self.include.as_ref().is_none_or(|g| g.is_match(path));
+        if explicit {
+            !(self.force_exclude && excluded)
+        } else {
+            included && !excluded
+        }
+    }
+}
+
 /// Walks `roots` and returns the files to scan, sorted by path.
-pub fn discover(roots: &[PathBuf]) -> (Vec<SourceFile>, Vec<WalkError>) {
+pub fn discover(roots: &[PathBuf], filter: &PathFilter) -> (Vec<SourceFile>, Vec<WalkError>) {
     let mut files = Vec::new();
     let mut errors = Vec::new();
     for root in roots {
         if root.is_file() {
+            if !filter.keeps(root, true) {
+                continue;
+            }
             let language = lang::detect(root, &head(root));
             match language {
                 Some(language) => files.push(SourceFile {
@@ -87,6 +111,9 @@ pub fn discover(roots: &[PathBuf]) -> (Vec<SourceFile>, Vec<WalkError>) {
                         continue;
                     }
                     let path = e.path();
+                    if !filter.keeps(path, false) {
+                        continue;
+                    }
                     let needs_head = path.extension().is_none();
                     let h = if needs_head { head(path) } else { Vec::new() };
                     if let Some(language) = lang::detect(path, &h) {

@@ -38,6 +38,10 @@ pub struct Settings {
     pub classify: Vec<config::ClassifyRule>,
     /// A suppression without `reason="..."` is LA001 (default true).
     pub require_reason: bool,
+    /// Severity overrides per rule code.
+    pub severity: Vec<(&'static str, finding::Severity)>,
+    /// `include` / `exclude` globs.
+    pub paths: discover::PathFilter,
 }
 
 impl Default for Settings {
@@ -47,6 +51,8 @@ impl Default for Settings {
             max_file_size: 5 * 1024 * 1024,
             classify: Vec::new(),
             require_reason: true,
+            severity: Vec::new(),
+            paths: discover::PathFilter::default(),
         }
     }
 }

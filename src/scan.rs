@@ -54,7 +54,7 @@ pub fn check(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> Repor
 
 fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> Report {
     let start = Instant::now();
-    let (files, walk_errors) = discover::discover(paths);
+    let (files, walk_errors) = discover::discover(paths, &settings.paths);
     let prefilter = Prefilter::new(&catalog.triggers);
     let none = Context::default();
     let first: Vec<Scanned> = files
@@ -357,6 +357,11 @@ fn scan_file(
     }
     let wanted = consts::wanted(&analysis, &file.path);
     let mut findings = checks::run(&analysis, &settings.rules);
+    for f in &mut findings {
+        if let Some((_, s)) = settings.severity.iter().find(|(c, _)| *c == f.rule.code) {
+            f.severity = *s;
+        }
+    }
     crate::suppress::apply(
         &model.comments,
         &text,

@@ -467,3 +467,53 @@ fn deep_nesting_is_survived() {
             "deep.rs: cannot parse: nesting 10001 levels deep",
         ));
 }
+
+/// `init` writes a starter config that loads; severity overrides and
+/// `exclude` apply; `--force-exclude` drops excluded files named explicitly.
+#[test]
+fn init_severity_exclude_and_show_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    lock_audit().current_dir(d).arg("init").assert().code(0);
+    lock_audit().current_dir(d).arg("init").assert().code(2);
+    fs::create_dir(d.join("vendor")).unwrap();
+    let bad = "import redis\nr = redis.Redis()\n\ndef f(t):\n    if r.set('lock:x', t, nx=True):\n        pass\n";
+    fs::write(d.join("vendor/dep.py"), bad).unwrap();
+    fs::write(d.join("app.py"), bad).unwrap();
+    lock_audit()
+        .current_dir(d)
+        .args(["check", "--format", "concise", "."])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("app.py:5:8: LA101 [error]"))
+        .stdout(predicate::str::contains("vendor").not());
+    let yaml = fs::read_to_string(d.join("lock-audit.yaml")).unwrap()
+        + "severity:\n  missing-ttl: warning\n";
+    fs::write(d.join("lock-audit.yaml"), yaml).unwrap();
+    lock_audit()
+        .current_dir(d)
+        .args(["check", "--format", "concise", "--fail-on", "error", "."])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("LA101 [warning]"));
+    lock_audit()
+        .current_dir(d)
+        .args([
+            "check",
+            "--format",
+            "concise",
+            "--force-exclude",
+            "vendor/dep.py",
+        ])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("no findings"));
+    lock_audit()
+        .current_dir(d)
+        .args(["check", "--show-settings", "."])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "severity overrides: LA101=warning",
+        ));
+}
