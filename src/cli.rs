@@ -6,6 +6,8 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::baseline;
+
 use crate::catalog::Catalog;
 use crate::checks::{self, Rule};
 use crate::config::{self, Config};
@@ -80,6 +82,22 @@ pub struct CheckArgs {
     /// Print the resolved settings and exit.
     #[arg(long)]
     pub show_settings: bool,
+    /// Report only findings not recorded in this baseline file.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Record the current findings in this file (and exit 0).
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
+    /// Report only findings in files changed since this git revision (the
+    /// whole tree is still analysed, so wrappers defined elsewhere count).
+    #[arg(long, value_name = "REV")]
+    pub changed_since: Option<String>,
+    /// Scan only shard K of N (`--shard 2/4`), split deterministically by path.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    pub shard: Option<(u64, u64)>,
+    /// An output, repeatable: `FORMAT` to stdout or `FORMAT=PATH` to a file.
+    #[arg(long, value_name = "FORMAT[=PATH]", value_parser = parse_output)]
+    pub output_format: Vec<(Format, Option<PathBuf>)>,
     /// The config file (default: the nearest lock-audit.yaml above the first path).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -219,6 +237,7 @@ fn settings_from(config: Config, force_exclude: bool) -> Settings {
             include: config.include,
             exclude: config.exclude,
             force_exclude,
+            shard: None,
         },
         ..Settings::default()
     }
@@ -316,16 +335,44 @@ fn check(args: CheckArgs) -> ExitCode {
         .collect();
     let force_exclude = args.force_exclude;
     let fail_on = args.fail_on.or(config.fail_on).unwrap_or(FailOn::Warning);
-    let settings = Settings {
+    let mut settings = Settings {
         rules,
         max_file_size: args.max_file_size,
         ..settings_from(config, force_exclude)
     };
+    settings.paths.shard = args.shard;
     if args.show_settings {
         emit(&show_settings(&settings, &args, &catalog, fail_on));
         return ExitCode::SUCCESS;
     }
-    let report = crate::check(&args.paths, &catalog, &settings);
+    let mut report = crate::check(&args.paths, &catalog, &settings);
+    if let Some(rev) = &args.changed_since {
+        if let Err(e) = keep_changed(&mut report, rev) {
+            return usage_error(&e);
+        }
+    }
+    if let Some(path) = &args.write_baseline {
+        if let Err(e) = baseline::write(&report, path) {
+            return usage_error(&format!("cannot write baseline {}: {e}", path.display()));
+        }
+        emit(&format!(
+            "wrote {} findings to {}\n",
+            report.summary.findings,
+            path.display()
+        ));
+        return ExitCode::SUCCESS;
+    }
+    if let Some(path) = &args.baseline {
+        match baseline::apply(&mut report, path) {
+            Ok((_, stale)) if stale > 0 => eprintln!(
+                "{stale} baseline entr{} in {} no longer match a finding (fixed or changed): rewrite it with --write-baseline",
+                if stale == 1 { "y" } else { "ies" },
+                path.display()
+            ),
+            Ok(_) => {}
+            Err(e) => return usage_error(&e),
+        }
+    }
     let color = match args.color {
         Color::Always => true,
         Color::Never => false,
@@ -338,14 +385,87 @@ fn check(args: CheckArgs) -> ExitCode {
     };
     if args.statistics {
         emit(&statistics(&report));
-    } else {
+    } else if args.output_format.is_empty() {
         emit(&report::render(&report, args.format, opts));
+    } else {
+        // Several outputs in one run: `--output-format sarif=results.sarif --output-format human`.
+        for (format, path) in &args.output_format {
+            let text = report::render(&report, *format, opts);
+            match path {
+                Some(p) => {
+                    if let Err(e) = std::fs::write(p, text) {
+                        return usage_error(&format!("cannot write {}: {e}", p.display()));
+                    }
+                }
+                None => emit(&text),
+            }
+        }
     }
     if report.has_internal_errors() {
         return ExitCode::from(2);
     }
     let failing = report::each_finding(&report).any(|(_, f)| fail_on.fails(f.severity));
     ExitCode::from(u8::from(failing && !args.exit_zero))
+}
+
+fn parse_shard(s: &str) -> Result<(u64, u64), String> {
+    let (k, n) = s.split_once('/').ok_or("expected K/N, e.g. 2/4")?;
+    let (k, n): (u64, u64) = (
+        k.parse().map_err(|_| "K is not a number")?,
+        n.parse().map_err(|_| "N is not a number")?,
+    );
+    if n == 0 || k == 0 || k > n {
+        return Err(format!("shard {k}/{n}: need 1 <= K <= N"));
+    }
+    Ok((k, n))
+}
+
+fn parse_output(s: &str) -> Result<(Format, Option<PathBuf>), String> {
+    let (name, path) = match s.split_once('=') {
+        Some((n, p)) => (n, Some(PathBuf::from(p))),
+        None => (s, None),
+    };
+    let format = Format::from_str(name, true).map_err(|_| format!("unknown format `{name}`"))?;
+    Ok((format, path))
+}
+
+/// `--changed-since REV`: keep the findings of files git reports as changed
+/// since REV (committed, staged, unstaged or untracked).
+fn keep_changed(report: &mut crate::Report, rev: &str) -> Result<(), String> {
+    let run = |args: &[&str]| -> Result<Vec<PathBuf>, String> {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .output()
+            .map_err(|e| format!("cannot run git: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "git {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(PathBuf::from)
+            .collect())
+    };
+    let top = run(&["rev-parse", "--show-toplevel"])?
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    let mut changed = run(&["diff", "--name-only", rev])?;
+    changed.extend(run(&["ls-files", "--others", "--exclude-standard"])?);
+    let changed: Vec<PathBuf> = changed
+        .iter()
+        .filter_map(|p| top.join(p).canonicalize().ok())
+        .collect();
+    report.files.retain(|f| {
+        Path::new(&f.path)
+            .canonicalize()
+            .is_ok_and(|p| changed.contains(&p))
+    });
+    report.summary.findings = report.files.iter().map(|f| f.findings.len()).sum();
+    Ok(())
 }
 
 /// `--statistics`: findings per rule, most frequent first.

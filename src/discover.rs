@@ -54,6 +54,8 @@ pub struct PathFilter {
     pub exclude: Option<globset::GlobSet>,
     /// Apply `exclude` to files named on the command line too (pre-commit).
     pub force_exclude: bool,
+    /// `(K, N)`: keep only files whose path hashes to shard K of N.
+    pub shard: Option<(u64, u64)>,
 }
 
 impl PathFilter {
@@ -66,6 +68,17 @@ impl PathFilter {
             included && !excluded
         }
     }
+}
+
+/// A stable hash of a path (FNV-1a), for sharding.
+fn shard_of(path: &Path, n: u64) -> u64 {
+    let h = path
+        .to_string_lossy()
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+    h % n + 1
 }
 
 /// Walks `roots` and returns the files to scan, sorted by path.
@@ -130,6 +143,9 @@ pub fn discover(roots: &[PathBuf], filter: &PathFilter) -> (Vec<SourceFile>, Vec
                 }),
             }
         }
+    }
+    if let Some((k, n)) = filter.shard {
+        files.retain(|f| shard_of(&f.path, n) == k);
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
     files.dedup_by(|a, b| a.path == b.path);

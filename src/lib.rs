@@ -5,6 +5,7 @@
 //! (catalog matches → lock sites) → `checks` → `report`. [`check`] runs it all
 //! and is what the CLI, the tests and the benchmark call.
 
+pub mod baseline;
 pub mod catalog;
 pub mod checks;
 pub mod cli;

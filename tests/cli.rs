@@ -517,3 +517,150 @@ fn init_severity_exclude_and_show_settings() {
             "severity overrides: LA101=warning",
         ));
 }
+
+/// A baseline written before an unrelated edit that shifts lines still
+/// suppresses the same findings; a new finding shows; stale entries are said.
+#[test]
+fn baseline_survives_line_shifts() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let body = "def claim(t):\n    if r.set('lock:x', t, nx=True):\n        return True\n";
+    fs::write(
+        d.join("job.py"),
+        format!("import redis\nr = redis.Redis()\n\n{body}"),
+    )
+    .unwrap();
+    let base = d.join("baseline.json");
+    lock_audit()
+        .arg("check")
+        .arg(d)
+        .arg("--write-baseline")
+        .arg(&base)
+        .assert()
+        .code(0);
+    // Unrelated lines pushed in above: the finding moves, the baseline still matches.
+    fs::write(
+        d.join("job.py"),
+        format!("import redis\nimport os\nimport sys\nr = redis.Redis()\n\n\n{body}"),
+    )
+    .unwrap();
+    lock_audit()
+        .arg("check")
+        .arg(d)
+        .arg("--baseline")
+        .arg(&base)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("no findings"));
+    // A new bug is reported; a fixed one leaves a stale entry.
+    fs::write(
+        d.join("job.py"),
+        "import redis\nr = redis.Redis()\n\ndef drop():\n    r.delete('lock:x')\n",
+    )
+    .unwrap();
+    lock_audit()
+        .arg("check")
+        .arg(d)
+        .arg("--baseline")
+        .arg(&base)
+        .args(["--format", "concise"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("LA201"))
+        .stderr(predicate::str::contains("1 baseline entry"));
+}
+
+/// Several outputs in one run, JUnit and GitLab formats, and shards that
+/// together cover the tree exactly once.
+#[test]
+fn outputs_formats_and_shards() {
+    let dir = tempfile::tempdir().unwrap();
+    let sarif = dir.path().join("out.sarif");
+    let junit = dir.path().join("out.xml");
+    lock_audit()
+        .args(["check", "examples/", "--output-format", "concise"])
+        .arg("--output-format")
+        .arg(format!("sarif={}", sarif.display()))
+        .arg("--output-format")
+        .arg(format!("junit={}", junit.display()))
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("LA101"));
+    assert!(fs::read_to_string(&sarif).unwrap().contains("\"2.1.0\""));
+    assert!(fs::read_to_string(&junit)
+        .unwrap()
+        .contains("<testcase classname="));
+    let gitlab = lock_audit()
+        .args(["check", "examples/", "--format", "gitlab"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&gitlab).unwrap();
+    assert!(v
+        .as_array()
+        .is_some_and(|a| a.len() >= 7 && a[0]["fingerprint"].is_string()));
+    let mut total = 0;
+    for k in 1..=3 {
+        let out = lock_audit()
+            .args([
+                "check",
+                "examples/",
+                "--format",
+                "json",
+                "--shard",
+                &format!("{k}/3"),
+            ])
+            .assert()
+            .get_output()
+            .stdout
+            .clone();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        total += v["summary"]["findings"].as_u64().unwrap();
+    }
+    assert_eq!(total, 7);
+    lock_audit()
+        .args(["check", "examples/", "--shard", "4/3"])
+        .assert()
+        .code(2);
+}
+
+/// `--changed-since REV` reports only files changed since REV.
+#[test]
+fn changed_since_reports_changed_files_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(d)
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    let bug = "import redis\nr = redis.Redis()\n\ndef f(t):\n    if r.set('lock:x', t, nx=True):\n        pass\n";
+    git(&["init", "-q", "."]);
+    git(&["config", "user.email", "t@example.invalid"]);
+    git(&["config", "user.name", "t"]);
+    fs::write(d.join("old.py"), bug).unwrap();
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "old"]);
+    fs::write(d.join("new.py"), bug).unwrap();
+    lock_audit()
+        .current_dir(d)
+        .args([
+            "check",
+            "--format",
+            "concise",
+            "--changed-since",
+            "HEAD",
+            ".",
+        ])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("new.py"))
+        .stdout(predicate::str::contains("old.py").not());
+}

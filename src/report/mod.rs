@@ -3,8 +3,10 @@
 pub mod audit;
 pub mod concise;
 pub mod github;
+pub mod gitlab;
 pub mod human;
 pub mod json;
+pub mod junit;
 pub mod sarif;
 
 use crate::finding::Finding;
@@ -23,6 +25,10 @@ pub enum Format {
     Sarif,
     /// GitHub Actions annotations.
     Github,
+    /// GitLab code quality JSON.
+    Gitlab,
+    /// JUnit XML.
+    Junit,
 }
 
 /// Options shared by the renderers.
@@ -63,6 +69,8 @@ pub fn render(report: &Report, format: Format, opts: RenderOptions) -> String {
         Format::Json => json::render(report),
         Format::Sarif => sarif::render(report),
         Format::Github => github::render(report),
+        Format::Gitlab => gitlab::render(report),
+        Format::Junit => junit::render(report),
     }
 }
 
