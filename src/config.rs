@@ -104,7 +104,9 @@ pub struct Config {
     pub exclude: Option<GlobSet>,
 }
 
-/// The config file for `start`: the nearest one in it or a parent folder.
+/// The config file for `start`: the nearest `lock-audit.yaml` in it or a
+/// parent folder, or a `Cargo.toml` with `[package.metadata.lock-audit]` /
+/// `[workspace.metadata.lock-audit]`.
 pub fn find(start: &Path) -> Option<PathBuf> {
     let start = if start.is_file() {
         start.parent()?
@@ -112,10 +114,25 @@ pub fn find(start: &Path) -> Option<PathBuf> {
         start
     };
     let start = start.canonicalize().ok()?;
-    start
-        .ancestors()
-        .flat_map(|d| FILE_NAMES.iter().map(move |n| d.join(n)))
-        .find(|p| p.is_file())
+    start.ancestors().find_map(|d| {
+        FILE_NAMES
+            .iter()
+            .map(|n| d.join(n))
+            .find(|p| p.is_file())
+            .or_else(|| {
+                let cargo = d.join("Cargo.toml");
+                cargo_table(&cargo).is_some().then_some(cargo)
+            })
+    })
+}
+
+/// The `lock-audit` table of a Cargo manifest's package or workspace metadata.
+fn cargo_table(path: &Path) -> Option<toml::Value> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let doc: toml::Value = toml::from_str(&text).ok()?;
+    ["package", "workspace"]
+        .iter()
+        .find_map(|k| doc.get(k)?.get("metadata")?.get("lock-audit").cloned())
 }
 
 /// Reads and validates a config file.
@@ -127,7 +144,18 @@ pub fn load(path: &Path) -> Result<Config, Box<YamlError>> {
             reason: e.to_string(),
         })
     })?;
-    let raw: RawConfig = if src.trim().is_empty() {
+    let raw: RawConfig = if path.file_name().is_some_and(|n| n == "Cargo.toml") {
+        // `[package.metadata.lock-audit]`: the same keys, in TOML.
+        let table = cargo_table(path).unwrap_or(toml::Value::Table(Default::default()));
+        table.try_into().map_err(|e: toml::de::Error| {
+            Box::new(YamlError::about(
+                &shown,
+                &src,
+                "lock-audit",
+                format!("in [*.metadata.lock-audit]: {e}"),
+            ))
+        })?
+    } else if src.trim().is_empty() {
         RawConfig::default()
     } else {
         serde_yaml::from_str(&src).map_err(|e| Box::new(YamlError::from_serde(&shown, &src, &e)))?
