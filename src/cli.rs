@@ -233,6 +233,7 @@ fn settings_from(config: Config, force_exclude: bool) -> Settings {
         classify: config.classify,
         require_reason: config.require_reason.unwrap_or(true),
         severity: config.severity,
+        overrides: config.overrides,
         paths: crate::discover::PathFilter {
             include: config.include,
             exclude: config.exclude,

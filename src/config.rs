@@ -38,6 +38,27 @@ struct RawConfig {
     include: Vec<String>,
     #[serde(default)]
     exclude: Vec<String>,
+    /// Settings for some paths only: `{path: "tests/**", ignore: [LA101]}`.
+    #[serde(default)]
+    overrides: Vec<RawOverride>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOverride {
+    path: String,
+    #[serde(default)]
+    ignore: Vec<String>,
+    #[serde(default)]
+    severity: std::collections::BTreeMap<String, Severity>,
+}
+
+/// Per-path settings: rules ignored and severities changed under a glob.
+#[derive(Debug, Clone)]
+pub struct Override {
+    pub path: GlobSet,
+    pub ignore: Vec<&'static str>,
+    pub severity: Vec<(&'static str, Severity)>,
 }
 
 /// `classify:` entries: every given pattern must match.
@@ -102,6 +123,7 @@ pub struct Config {
     pub severity: Vec<(&'static str, Severity)>,
     pub include: Option<GlobSet>,
     pub exclude: Option<GlobSet>,
+    pub overrides: Vec<Override>,
 }
 
 /// The config file for `start`: the nearest `lock-audit.yaml` in it or a
@@ -218,6 +240,28 @@ pub fn load(path: &Path) -> Result<Config, Box<YamlError>> {
     let severity = severities(&raw, &shown, &src)?;
     let include = globset(&raw.include, &shown, &src)?;
     let exclude = globset(&raw.exclude, &shown, &src)?;
+    let mut overrides = Vec::new();
+    for o in &raw.overrides {
+        let rule = |id: &String| {
+            crate::checks::lookup(id).map(|r| r.code).ok_or_else(|| {
+                Box::new(YamlError::about(
+                    &shown,
+                    &src,
+                    id,
+                    format!("unknown rule `{id}` in `overrides`"),
+                ))
+            })
+        };
+        overrides.push(Override {
+            path: globset(std::slice::from_ref(&o.path), &shown, &src)?.unwrap_or_default(),
+            ignore: o.ignore.iter().map(rule).collect::<Result<_, _>>()?,
+            severity: o
+                .severity
+                .iter()
+                .map(|(id, s)| rule(id).map(|c| (c, *s)))
+                .collect::<Result<_, _>>()?,
+        });
+    }
     Ok(Config {
         path: Some(path.to_path_buf()),
         select: raw.select,
@@ -229,6 +273,7 @@ pub fn load(path: &Path) -> Result<Config, Box<YamlError>> {
         severity,
         include,
         exclude,
+        overrides,
     })
 }
 

@@ -43,6 +43,8 @@ pub struct Settings {
     pub severity: Vec<(&'static str, finding::Severity)>,
     /// `include` / `exclude` globs.
     pub paths: discover::PathFilter,
+    /// Per-path rule settings.
+    pub overrides: Vec<config::Override>,
 }
 
 impl Default for Settings {
@@ -54,6 +56,7 @@ impl Default for Settings {
             require_reason: true,
             severity: Vec::new(),
             paths: discover::PathFilter::default(),
+            overrides: Vec::new(),
         }
     }
 }

@@ -357,8 +357,21 @@ fn scan_file(
     }
     let wanted = consts::wanted(&analysis, &file.path);
     let mut findings = checks::run(&analysis, &settings.rules);
+    // Severity overrides, then per-path overrides (which may also drop rules).
+    let here: Vec<&crate::config::Override> = settings
+        .overrides
+        .iter()
+        .filter(|o| o.path.is_match(&file.path))
+        .collect();
+    findings.retain(|f| !here.iter().any(|o| o.ignore.contains(&f.rule.code)));
     for f in &mut findings {
-        if let Some((_, s)) = settings.severity.iter().find(|(c, _)| *c == f.rule.code) {
+        let specific = here
+            .iter()
+            .rev()
+            .find_map(|o| o.severity.iter().find(|(c, _)| *c == f.rule.code));
+        if let Some((_, s)) =
+            specific.or_else(|| settings.severity.iter().find(|(c, _)| *c == f.rule.code))
+        {
             f.severity = *s;
         }
     }

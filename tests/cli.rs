@@ -664,3 +664,37 @@ fn changed_since_reports_changed_files_only() {
         .stdout(predicate::str::contains("new.py"))
         .stdout(predicate::str::contains("old.py").not());
 }
+
+/// `overrides:` in the config: rules ignored or re-graded under a path glob.
+#[test]
+fn per_path_overrides() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::create_dir(d.join("tests")).unwrap();
+    let bug = "import redis\nr = redis.Redis()\n\ndef f(t):\n    if r.set('lock:x', t, nx=True):\n        pass\n";
+    fs::write(d.join("tests/test_job.py"), bug).unwrap();
+    fs::write(d.join("job.py"), bug).unwrap();
+    fs::write(
+        d.join("lock-audit.yaml"),
+        "overrides:\n  - path: \"tests/**\"\n    ignore: [missing-ttl]\n",
+    )
+    .unwrap();
+    lock_audit()
+        .current_dir(d)
+        .args(["check", "--format", "concise", "."])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("job.py:5"))
+        .stdout(predicate::str::contains("test_job.py").not());
+    fs::write(
+        d.join("lock-audit.yaml"),
+        "overrides:\n  - path: \"tests/**\"\n    ignore: [LA999]\n",
+    )
+    .unwrap();
+    lock_audit()
+        .current_dir(d)
+        .args(["check", "."])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown rule `LA999`"));
+}
