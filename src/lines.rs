@@ -6,13 +6,18 @@ pub struct LineIndex {
 }
 
 impl LineIndex {
+    /// Lines end at `\n`, `\r\n`, or a lone `\r` (old Mac files; Python
+    /// and Ruby read those as line breaks too).
     pub fn new(text: &str) -> Self {
+        let bytes = text.as_bytes();
         let mut starts = vec![0];
-        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        LineIndex {
-            starts,
-            text_len: text.len(),
+        for (i, b) in bytes.iter().enumerate() {
+            let lone_cr = *b == b'\r' && bytes.get(i + 1) != Some(&b'\n');
+            if *b == b'\n' || lone_cr {
+                starts.push(i + 1);
+            }
         }
+        LineIndex { starts, text_len: text.len() }
     }
 
     /// 1-based line and 1-based byte column of `offset`.
@@ -35,5 +40,8 @@ mod tests {
         assert_eq!(idx.line_col(3), (2, 1));
         assert_eq!(idx.line_col(4), (2, 2));
         assert_eq!(idx.line_col(99), (3, 1));
+        let cr = LineIndex::new("a\rb\r\nc");
+        assert_eq!(cr.line_col(2), (2, 1));
+        assert_eq!(cr.line_col(5), (3, 1));
     }
 }
