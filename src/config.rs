@@ -166,6 +166,13 @@ pub fn load(path: &Path) -> Result<Config, Box<YamlError>> {
             reason: e.to_string(),
         })
     })?;
+    parse(path, &shown, &src)
+}
+
+/// Parses and validates config text (`path` tells YAML from `Cargo.toml`,
+/// and anchors relative folders).
+pub fn parse(path: &Path, shown: &str, src: &str) -> Result<Config, Box<YamlError>> {
+    let (shown, src) = (shown.to_string(), src.to_string());
     let raw: RawConfig = if path.file_name().is_some_and(|n| n == "Cargo.toml") {
         // `[package.metadata.lock-audit]`: the same keys, in TOML.
         let table = cargo_table(path).unwrap_or(toml::Value::Table(Default::default()));

@@ -17,7 +17,10 @@ impl LineIndex {
                 starts.push(i + 1);
             }
         }
-        LineIndex { starts, text_len: text.len() }
+        LineIndex {
+            starts,
+            text_len: text.len(),
+        }
     }
 
     /// 1-based line and 1-based byte column of `offset`.

@@ -310,7 +310,9 @@ fn scan_file(
 ) -> (Outcome, Vec<Notice>) {
     let mut notices = Vec::new();
     // Test hook (debug builds only): panic on a named file, to prove isolation.
-    if cfg!(debug_assertions) && std::env::var("LOCK_AUDIT_PANIC_ON").is_ok_and(|n| file.rel.ends_with(&n)) {
+    if cfg!(debug_assertions)
+        && std::env::var("LOCK_AUDIT_PANIC_ON").is_ok_and(|n| file.rel.ends_with(&n))
+    {
         panic!("LOCK_AUDIT_PANIC_ON asked for a panic");
     }
     let Some(text) = read_text(file, settings, prefilter, &mut notices) else {

@@ -20,7 +20,12 @@ fn lock_audit() -> Command {
 
 /// Scans `dir` verbosely; returns (exit code, stdout, stderr).
 fn scan(dir: &Path, extra: &[&str]) -> (i32, String, String) {
-    let out = lock_audit().args(["check", "--verbose", "--format", "concise"]).args(extra).arg(dir).output().unwrap();
+    let out = lock_audit()
+        .args(["check", "--verbose", "--format", "concise"])
+        .args(extra)
+        .arg(dir)
+        .output()
+        .unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -29,8 +34,13 @@ fn scan(dir: &Path, extra: &[&str]) -> (i32, String, String) {
 }
 
 fn assert_notice(stdout: &str, file: &str, reason: &str) {
-    let hit = stdout.lines().any(|l| l.starts_with("notice:") && l.contains(file) && l.contains(reason));
-    assert!(hit, "expected a notice for {file} containing `{reason}` in:\n{stdout}");
+    let hit = stdout
+        .lines()
+        .any(|l| l.starts_with("notice:") && l.contains(file) && l.contains(reason));
+    assert!(
+        hit,
+        "expected a notice for {file} containing `{reason}` in:\n{stdout}"
+    );
 }
 
 #[test]
@@ -44,13 +54,26 @@ fn encodings_and_line_endings() {
     fs::write(d.join("mixed.py"), mixed).unwrap();
     fs::write(d.join("bom.py"), format!("\u{feff}{GOOD}")).unwrap();
     fs::write(d.join("crlf.py"), GOOD.replace('\n', "\r\n")).unwrap();
-    fs::write(d.join("cr.rb"), "require 'redis'\rR = Redis.new\rdef f(t)\r  R.set('lock:x', t, nx: true)\rend\r").unwrap();
+    fs::write(
+        d.join("cr.rb"),
+        "require 'redis'\rR = Redis.new\rdef f(t)\r  R.set('lock:x', t, nx: true)\rend\r",
+    )
+    .unwrap();
     let (code, out, _) = scan(d, &[]);
     assert_eq!(code, 1, "{out}");
     assert_notice(&out, "binary.py", "binary");
     assert_notice(&out, "mixed.py", "not valid UTF-8");
-    for (file, line) in [("good.py", 5), ("mixed.py", 6), ("bom.py", 5), ("crlf.py", 5), ("cr.rb", 4)] {
-        assert!(out.contains(&format!("{file}:{line}:")), "{file}:{line} missing in:\n{out}");
+    for (file, line) in [
+        ("good.py", 5),
+        ("mixed.py", 6),
+        ("bom.py", 5),
+        ("crlf.py", 5),
+        ("cr.rb", 4),
+    ] {
+        assert!(
+            out.contains(&format!("{file}:{line}:")),
+            "{file}:{line} missing in:\n{out}"
+        );
     }
 }
 
@@ -61,14 +84,25 @@ fn huge_and_minified_files() {
     fs::write(d.join("good.py"), GOOD).unwrap();
     // 20 MB on one line: over the default 5 MB limit.
     let line = "a=1;".repeat(5_000_000);
-    fs::write(d.join("bundle.min.js"), format!("const r=require('ioredis');{line}")).unwrap();
+    fs::write(
+        d.join("bundle.min.js"),
+        format!("const r=require('ioredis');{line}"),
+    )
+    .unwrap();
     // 3 MB on one line, under the limit, with a lock bug at the end.
     let small = "a=1;".repeat(750_000);
-    fs::write(d.join("app.min.js"), format!("const Redis=require('ioredis');const r=new Redis();{small}r.del('lock:job');")).unwrap();
+    fs::write(
+        d.join("app.min.js"),
+        format!("const Redis=require('ioredis');const r=new Redis();{small}r.del('lock:job');"),
+    )
+    .unwrap();
     let (code, out, _) = scan(d, &[]);
     assert_eq!(code, 1, "{out}");
     assert_notice(&out, "bundle.min.js", "over the 5242880 byte limit");
-    assert!(out.contains("app.min.js:1:") && out.contains("LA201"), "{out}");
+    assert!(
+        out.contains("app.min.js:1:") && out.contains("LA201"),
+        "{out}"
+    );
     assert!(out.contains("good.py:5:"), "{out}");
 }
 
@@ -82,15 +116,66 @@ fn deep_nesting_in_every_language() {
     let blocks = |o: &str, c: &str| format!("{}{}", o.repeat(n), c.repeat(n));
     let files = [
         ("deep.py", format!("import redis\nx = {}\n", nest("(", ")"))),
-        ("deep.rs", format!("fn main() {{ redis::cmd(\"SET\"); let x = {}; }}\n", nest("(", ")"))),
-        ("blocks.rs", format!("fn main() {{ redis::cmd(\"SET\"); {} }}\n", blocks("{", "}"))),
-        ("deep.go", format!("package x\nimport \"github.com/redis/go-redis/v9\"\nvar x = {}\n", nest("(", ")"))),
-        ("blocks.go", format!("package x\nimport \"github.com/redis/go-redis/v9\"\nfunc f() {{ {} }}\n", blocks("{", "}"))),
-        ("Deep.java", format!("import redis.clients.jedis.Jedis;\nclass D {{ int x = {}; }}\n", nest("(", ")"))),
-        ("deep.js", format!("const r = require('ioredis');\nlet x = {};\n", nest("[", "]"))),
-        ("blocks.js", format!("const r = require('ioredis');\nfunction f() {{ {} }}\n", blocks("{", "}"))),
-        ("deep.ts", format!("import Redis from 'ioredis';\nlet x: number = {};\n", nest("(", ")"))),
-        ("deep.rb", format!("require 'redis'\nx = {}\n", nest("[", "]"))),
+        (
+            "deep.rs",
+            format!(
+                "fn main() {{ redis::cmd(\"SET\"); let x = {}; }}\n",
+                nest("(", ")")
+            ),
+        ),
+        (
+            "blocks.rs",
+            format!(
+                "fn main() {{ redis::cmd(\"SET\"); {} }}\n",
+                blocks("{", "}")
+            ),
+        ),
+        (
+            "deep.go",
+            format!(
+                "package x\nimport \"github.com/redis/go-redis/v9\"\nvar x = {}\n",
+                nest("(", ")")
+            ),
+        ),
+        (
+            "blocks.go",
+            format!(
+                "package x\nimport \"github.com/redis/go-redis/v9\"\nfunc f() {{ {} }}\n",
+                blocks("{", "}")
+            ),
+        ),
+        (
+            "Deep.java",
+            format!(
+                "import redis.clients.jedis.Jedis;\nclass D {{ int x = {}; }}\n",
+                nest("(", ")")
+            ),
+        ),
+        (
+            "deep.js",
+            format!(
+                "const r = require('ioredis');\nlet x = {};\n",
+                nest("[", "]")
+            ),
+        ),
+        (
+            "blocks.js",
+            format!(
+                "const r = require('ioredis');\nfunction f() {{ {} }}\n",
+                blocks("{", "}")
+            ),
+        ),
+        (
+            "deep.ts",
+            format!(
+                "import Redis from 'ioredis';\nlet x: number = {};\n",
+                nest("(", ")")
+            ),
+        ),
+        (
+            "deep.rb",
+            format!("require 'redis'\nx = {}\n", nest("[", "]")),
+        ),
     ];
     for (name, text) in &files {
         fs::write(d.join(name), text).unwrap();
@@ -107,13 +192,34 @@ fn broken_and_half_typed_code() {
     let d = dir.path();
     fs::write(d.join("good.py"), GOOD).unwrap();
     let files = [
-        ("unterminated.py", "import redis\ns = \"never closed\nr.set('lock:x', 1, nx=True\n"),
-        ("comment.rs", "use redis::Commands;\n/* never closed\nfn f() {}\n"),
-        ("string.go", "package x\nimport \"github.com/redis/go-redis/v9\"\nvar s = \"open\n"),
-        ("half.java", "import redis.clients.jedis.Jedis;\nclass A { void f(Jedis j) { j.set(\"lock:x\", "),
-        ("half.ts", "import Redis from 'ioredis';\nconst r = new Redis(\nexport function f( {"),
-        ("half.rb", "require 'redis'\ndef f(\n  REDIS.set('lock:x', 1, nx: true\n"),
-        ("nul.js", "const r = require('ioredis');\n\0\0\0 r.del('lock:x');\n"),
+        (
+            "unterminated.py",
+            "import redis\ns = \"never closed\nr.set('lock:x', 1, nx=True\n",
+        ),
+        (
+            "comment.rs",
+            "use redis::Commands;\n/* never closed\nfn f() {}\n",
+        ),
+        (
+            "string.go",
+            "package x\nimport \"github.com/redis/go-redis/v9\"\nvar s = \"open\n",
+        ),
+        (
+            "half.java",
+            "import redis.clients.jedis.Jedis;\nclass A { void f(Jedis j) { j.set(\"lock:x\", ",
+        ),
+        (
+            "half.ts",
+            "import Redis from 'ioredis';\nconst r = new Redis(\nexport function f( {",
+        ),
+        (
+            "half.rb",
+            "require 'redis'\ndef f(\n  REDIS.set('lock:x', 1, nx: true\n",
+        ),
+        (
+            "nul.js",
+            "const r = require('ioredis');\n\0\0\0 r.del('lock:x');\n",
+        ),
     ];
     for (name, text) in files {
         fs::write(d.join(name), text).unwrap();
@@ -145,10 +251,16 @@ fn symlinks_loops_and_vanished_files() {
     let (code, out, _) = scan(d, &[]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("good.py:5:"), "{out}");
-    assert!(!out.contains("secret.py"), "followed a symlink out of the root:\n{out}");
+    assert!(
+        !out.contains("secret.py"),
+        "followed a symlink out of the root:\n{out}"
+    );
     // A file named on the command line that does not exist is a notice.
     let (_, out, _) = scan(&d.join("vanished.py"), &[]);
-    assert!(out.contains("vanished.py: no such file or directory"), "{out}");
+    assert!(
+        out.contains("vanished.py: no such file or directory"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -177,9 +289,21 @@ fn hostile_yaml_in_config_and_rules() {
     let rules = d.join("rules");
     fs::create_dir(&rules).unwrap();
     fs::write(rules.join("bomb.yaml"), bomb).unwrap();
-    lock_audit().arg("check").arg(d).arg("--rules").arg(&rules).assert().code(2).stderr(predicate::str::contains("bomb.yaml"));
+    lock_audit()
+        .arg("check")
+        .arg(d)
+        .arg("--rules")
+        .arg(&rules)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("bomb.yaml"));
     fs::write(d.join("lock-audit.yaml"), bomb).unwrap();
-    lock_audit().arg("check").arg(d).assert().code(2).stderr(predicate::str::contains("lock-audit.yaml"));
+    lock_audit()
+        .arg("check")
+        .arg(d)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("lock-audit.yaml"));
     // A huge (valid) config: 50,000 classify entries.
     let mut big = String::from("classify:\n");
     for i in 0..50_000 {
@@ -188,7 +312,12 @@ fn hostile_yaml_in_config_and_rules() {
     fs::write(d.join("lock-audit.yaml"), big).unwrap();
     lock_audit().arg("check").arg(d).assert().code(1);
     fs::write(d.join("lock-audit.yaml"), "exclude: [\"[unclosed\"]\n").unwrap();
-    lock_audit().arg("check").arg(d).assert().code(2).stderr(predicate::str::contains("invalid glob"));
+    lock_audit()
+        .arg("check")
+        .arg(d)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("invalid glob"));
 }
 
 #[test]
@@ -200,7 +329,14 @@ fn conflicting_annotations_take_the_nearest() {
         "import redis\nr = redis.Redis()\n\ndef f(t):\n    # lock-audit: efficiency\n    # lock-audit: correctness\n    if r.set('lock:x', t, nx=True, px=1000):\n        pass\n",
     )
     .unwrap();
-    let out = lock_audit().args(["audit", "--format", "json"]).arg(d).assert().code(0).get_output().stdout.clone();
+    let out = lock_audit()
+        .args(["audit", "--format", "json"])
+        .arg(d)
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(v["sites"][0]["class"], "correctness");
 }
@@ -220,5 +356,8 @@ fn a_panic_in_one_file_is_isolated() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(2), "{stdout}");
     assert!(stdout.contains("good.py:5:"), "{stdout}");
-    assert!(stdout.contains("boom.py: internal error while analysing this file"), "{stdout}");
+    assert!(
+        stdout.contains("boom.py: internal error while analysing this file"),
+        "{stdout}"
+    );
 }

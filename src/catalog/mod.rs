@@ -139,6 +139,16 @@ impl Catalog {
         compile::compile(&sources)
     }
 
+    /// The built-in catalog plus YAML sources given as (name, text).
+    pub fn with_sources(extra: &[(String, String)]) -> Result<Catalog, CatalogError> {
+        let mut sources: Vec<(String, String)> = BUILTIN
+            .iter()
+            .map(|(n, s)| (n.to_string(), s.to_string()))
+            .collect();
+        sources.extend(extra.iter().cloned());
+        compile::compile(&sources)
+    }
+
     /// The built-in catalog only.
     pub fn builtin() -> Result<Catalog, CatalogError> {
         Catalog::load(&[] as &[&Path])

@@ -81,7 +81,8 @@ fn lex(src: &str) -> Vec<Tok> {
             let len = if matches!(two, "==" | "~=" | "<=" | ">=" | "..") {
                 2
             } else {
-                1
+                // One character, however many bytes it takes.
+                src[i..].chars().next().map_or(1, char::len_utf8)
             };
             out.push(Tok::Punct(src.get(i..i + len).unwrap_or("").to_string()));
             i += len;
@@ -216,6 +217,15 @@ mod tests {
         let cmds = analyze("-- release\nreturn redis.call('DEL', KEYS[1])");
         assert_eq!(cmds.len(), 1);
         assert!(!cmds[0].guarded);
+    }
+
+    #[test]
+    fn non_ascii_punctuation_is_one_token() {
+        // Found by fuzzing: a multi-byte character outside a string or name.
+        let cmds = analyze(
+            "if redis.call('get', KEYS[1]) == \u{2018}x then return redis.call('del', KEYS[1]) end",
+        );
+        assert_eq!(cmds.len(), 2);
     }
 
     #[test]
