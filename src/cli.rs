@@ -42,6 +42,8 @@ pub enum Command {
     Rules,
     /// Write a commented starter `lock-audit.yaml` in the current directory.
     Init,
+    /// Run the language server on stdin/stdout (diagnostics, hover, code actions).
+    Lsp,
     /// List every library the catalog recognises (markdown table).
     Libraries {
         /// Extra catalog folders to include (repeatable).
@@ -174,6 +176,10 @@ pub fn main_with(args: impl IntoIterator<Item = String>) -> ExitCode {
         Command::Explain { rule } => explain(&rule),
         Command::Rules => rules(),
         Command::Init => init(),
+        Command::Lsp => match crate::lsp::run() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => usage_error(&format!("lsp: {e}")),
+        },
         Command::Libraries { rules_dirs } => match load_catalog(&rules_dirs) {
             Some(c) => {
                 emit(&c.libraries_markdown());
@@ -182,6 +188,19 @@ pub fn main_with(args: impl IntoIterator<Item = String>) -> ExitCode {
             None => ExitCode::from(2),
         },
     }
+}
+
+/// The rules `select` (default: the default set) minus `ignore`.
+pub(crate) fn rule_set(select: &[String], ignore: &[String]) -> Result<Vec<&'static Rule>, String> {
+    let selected = match resolve_rules(select)? {
+        r if r.is_empty() => checks::defaults(),
+        r => r,
+    };
+    let ignored = resolve_rules(ignore)?;
+    Ok(selected
+        .into_iter()
+        .filter(|r| !ignored.iter().any(|i| i.code == r.code))
+        .collect())
 }
 
 fn resolve_rules(ids: &[String]) -> Result<Vec<&'static Rule>, String> {
@@ -228,7 +247,7 @@ fn load_config(explicit: Option<&PathBuf>, paths: &[PathBuf]) -> Result<Config, 
 }
 
 /// What the config file contributes to a scan's settings.
-fn settings_from(config: Config, force_exclude: bool) -> Settings {
+pub(crate) fn settings_from(config: Config, force_exclude: bool) -> Settings {
     Settings {
         classify: config.classify,
         require_reason: config.require_reason.unwrap_or(true),
@@ -321,19 +340,10 @@ fn check(args: CheckArgs) -> ExitCode {
     } else {
         &args.ignore
     };
-    let selected = match resolve_rules(select) {
-        Ok(r) if r.is_empty() => checks::defaults(),
+    let rules = match rule_set(select, ignore) {
         Ok(r) => r,
         Err(e) => return usage_error(&e),
     };
-    let ignored = match resolve_rules(ignore) {
-        Ok(r) => r,
-        Err(e) => return usage_error(&e),
-    };
-    let rules = selected
-        .into_iter()
-        .filter(|r| !ignored.iter().any(|i| i.code == r.code))
-        .collect();
     let force_exclude = args.force_exclude;
     let fail_on = args.fail_on.or(config.fail_on).unwrap_or(FailOn::Warning);
     let mut settings = Settings {

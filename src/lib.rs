@@ -15,6 +15,7 @@ pub mod error;
 pub mod finding;
 pub mod lang;
 pub mod lines;
+pub mod lsp;
 pub mod model;
 pub mod prefilter;
 pub mod report;

@@ -30,6 +30,17 @@ impl LineIndex {
         let start = self.starts[line.saturating_sub(1)];
         (line, offset - start + 1)
     }
+
+    /// The text of 1-based `line`, without its line break.
+    pub fn line<'t>(&self, text: &'t str, line: usize) -> &'t str {
+        let Some(&start) = self.starts.get(line.wrapping_sub(1)) else {
+            return "";
+        };
+        let end = self.starts.get(line).copied().unwrap_or(self.text_len);
+        text.get(start..end)
+            .unwrap_or("")
+            .trim_end_matches(['\n', '\r'])
+    }
 }
 
 #[cfg(test)]
@@ -46,5 +57,8 @@ mod tests {
         let cr = LineIndex::new("a\rb\r\nc");
         assert_eq!(cr.line_col(2), (2, 1));
         assert_eq!(cr.line_col(5), (3, 1));
+        assert_eq!(cr.line("a\rb\r\nc", 2), "b");
+        assert_eq!(cr.line("a\rb\r\nc", 3), "c");
+        assert_eq!(cr.line("a\rb\r\nc", 4), "");
     }
 }

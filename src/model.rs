@@ -6,6 +6,7 @@
 //! rendered. Nothing here knows about `syn`, tree-sitter or the catalog.
 
 use serde::Serialize;
+use std::collections::HashMap;
 
 /// A byte range `[start, end)` into the file's text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, PartialOrd, Ord)]
@@ -373,6 +374,10 @@ pub struct FileModel {
     pub guard_names: Vec<(String, Span)>,
     pub exits: Vec<Exit>,
     pub conditionals: Vec<Conditional>,
+    /// `assigns` by target name, built on first [`FileModel::lookup`]: lookups
+    /// run per argument, so a linear search would make dense files quadratic.
+    /// Reset it after changing `assigns`.
+    pub assigns_by_name: std::sync::OnceLock<HashMap<String, Vec<usize>>>,
 }
 
 impl FileModel {
@@ -388,6 +393,7 @@ impl FileModel {
             }],
             functions: Vec::new(),
             assigns: Vec::new(),
+            assigns_by_name: Default::default(),
             imports: Vec::new(),
             comments: Vec::new(),
             syntax_errors: Vec::new(),
@@ -427,16 +433,24 @@ impl FileModel {
     /// The closest assignment to `name` visible from `at` in function `func`:
     /// a local one before `at`, else a module-level one.
     pub fn lookup(&self, name: &str, func: Option<FuncId>, at: usize) -> Option<&Assign> {
-        let local = self
-            .assigns
-            .iter()
-            .filter(|a| a.target == name && a.func == func && func.is_some() && a.span.start < at)
+        let index = self.assigns_by_name.get_or_init(|| {
+            let mut index: HashMap<String, Vec<usize>> = HashMap::new();
+            for (i, a) in self.assigns.iter().enumerate() {
+                index.entry(a.target.clone()).or_default().push(i);
+            }
+            index
+        });
+        let same_name = || {
+            index
+                .get(name)
+                .into_iter()
+                .flatten()
+                .map(|&i| &self.assigns[i])
+        };
+        let local = same_name()
+            .filter(|a| a.func == func && func.is_some() && a.span.start < at)
             .max_by_key(|a| a.span.start);
-        local.or_else(|| {
-            self.assigns
-                .iter()
-                .find(|a| a.target == name && a.func.is_none())
-        })
+        local.or_else(|| same_name().find(|a| a.func.is_none()))
     }
 
     pub fn function_param(&self, func: Option<FuncId>, name: &str) -> Option<&Param> {

@@ -318,6 +318,71 @@ fn scan_file(
     let Some(text) = read_text(file, settings, prefilter, &mut notices) else {
         return (Outcome::Unparsed, notices);
     };
+    let outcome = analyse_text(file, text, catalog, settings, cx, &mut notices);
+    (outcome, notices)
+}
+
+/// One file's text as the editor holds it: its findings and sites, with the
+/// wrappers defined elsewhere in the workspace applied (`lock-audit lsp`).
+/// `None` when the text does not parse at all; notices say why.
+pub fn analyse_source(
+    file: &SourceFile,
+    text: Arc<str>,
+    catalog: &Catalog,
+    settings: &Settings,
+    wrappers: &[Wrapper],
+) -> (Option<FileResult>, Vec<Notice>) {
+    let cx = Context {
+        wrappers: wrappers.to_vec(),
+        consts: ProjectConsts::default(),
+    };
+    let mut notices = Vec::new();
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        analyse_text(file, text, catalog, settings, &cx, &mut notices)
+    }));
+    match result {
+        Ok(Outcome::Parsed(r, ..)) => (r, notices),
+        Ok(Outcome::Unparsed) => (None, notices),
+        Err(_) => {
+            notices.push(Notice {
+                path: file.path.display().to_string(),
+                kind: NoticeKind::Internal,
+                reason: "internal error while analysing this file".into(),
+            });
+            (None, notices)
+        }
+    }
+}
+
+/// The wrappers every file under `paths` defines (pass 1 only), for analysing
+/// single files against the workspace.
+pub fn workspace_wrappers(
+    paths: &[PathBuf],
+    catalog: &Catalog,
+    settings: &Settings,
+) -> Vec<Wrapper> {
+    let (files, _) = discover::discover(paths, &settings.paths);
+    let prefilter = Prefilter::new(&catalog.triggers);
+    let none = Context::default();
+    files
+        .par_iter()
+        .map(|f| guarded(f, || scan_file(f, catalog, settings, &prefilter, &none)))
+        .flat_map_iter(|s| match s.outcome {
+            Outcome::Parsed(_, w, _) => w,
+            Outcome::Unparsed => Vec::new(),
+        })
+        .collect()
+}
+
+/// Parses and analyses one file's text.
+fn analyse_text(
+    file: &SourceFile,
+    text: Arc<str>,
+    catalog: &Catalog,
+    settings: &Settings,
+    cx: &Context,
+    notices: &mut Vec<Notice>,
+) -> Outcome {
     let path = file.path.display().to_string();
     let tsx = file.path.extension().is_some_and(|e| e == "tsx");
     let mut model = match lang::lower(file.language, &text, tsx) {
@@ -328,7 +393,7 @@ fn scan_file(
                 kind: NoticeKind::Failed,
                 reason: format!("cannot parse: {reason}"),
             });
-            return (Outcome::Parsed(None, Vec::new(), Vec::new()), notices);
+            return Outcome::Parsed(None, Vec::new(), Vec::new());
         }
     };
     let index = LineIndex::new(&text);
@@ -401,5 +466,5 @@ fn scan_file(
         findings,
         sites: crate::site_infos(&analysis, &codes),
     };
-    (Outcome::Parsed(Some(result), defined, wanted), notices)
+    Outcome::Parsed(Some(result), defined, wanted)
 }

@@ -24,7 +24,6 @@ fn annotation(fa: &FileAnalysis, index: &LineIndex, site: &LockSite) -> Option<(
             None
         }
     };
-    let lines: Vec<&str> = fa.text.lines().collect();
     let mut line = index.line_col(site.span.start).0;
     loop {
         let on_line = fa
@@ -39,7 +38,7 @@ fn annotation(fa: &FileAnalysis, index: &LineIndex, site: &LockSite) -> Option<(
             return None;
         }
         line -= 1;
-        let above = lines.get(line - 1).map_or("", |l| l.trim_start());
+        let above = index.line(fa.text, line).trim_start();
         let comment_only = ["#", "//", "/*", "*"].iter().any(|p| above.starts_with(p));
         if !comment_only {
             return None;

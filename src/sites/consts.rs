@@ -103,6 +103,7 @@ impl ProjectConsts {
             }
         }
         model.assigns.extend(extra);
+        model.assigns_by_name = Default::default();
     }
 }
 

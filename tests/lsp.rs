@@ -1,0 +1,147 @@
+//! `lock-audit lsp` spoken to over JSON-RPC, as an editor would.
+
+#[path = "support/lsp_client.rs"]
+mod lsp_client;
+
+use lsp_client::Client;
+use serde_json::json;
+
+const LOCK: &str = "import redis\nr = redis.Redis()\n\ndef charge(order, token):\n    if r.set('lock:order', token, nx=True):\n        r.delete('lock:order')\n";
+
+#[test]
+fn diagnostics_hover_actions_and_half_typed_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let file = root.join("billing.py");
+    std::fs::write(&file, LOCK).unwrap();
+    let uri = format!("file://{}", file.display());
+    let root_uri = format!("file://{}", root.display());
+
+    let mut c = Client::start(env!("CARGO_BIN_EXE_lock-audit"), &root);
+    let init = c.request(
+        "initialize",
+        json!({"processId": null, "rootUri": root_uri, "capabilities": {}}),
+    );
+    assert_eq!(init["capabilities"]["hoverProvider"], true);
+    c.notify("initialized", json!({}));
+
+    c.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": LOCK}}),
+    );
+    let diags = c.diagnostics(&uri);
+    let codes: Vec<&str> = diags.iter().map(|d| d["code"].as_str().unwrap()).collect();
+    assert!(codes.contains(&"LA101"), "{diags:?}");
+    assert!(codes.contains(&"LA201"), "{diags:?}");
+    let la201 = diags.iter().find(|d| d["code"] == "LA201").unwrap();
+    assert_eq!(la201["source"], "lock-audit");
+    assert!(la201["codeDescription"]["href"]
+        .as_str()
+        .unwrap()
+        .starts_with("https://"));
+    assert!(
+        la201["relatedInformation"]
+            .as_array()
+            .is_some_and(|r| !r.is_empty()),
+        "{la201}"
+    );
+    let line = la201["range"]["start"]["line"].as_u64().unwrap();
+
+    // Hover on the acquisition shows its audit row.
+    let hover = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri}, "position": {"line": 4, "character": 10}}),
+    );
+    let text = hover["contents"]["value"].as_str().unwrap();
+    assert!(
+        text.contains("TTL") && text.contains("lock:order"),
+        "{text}"
+    );
+
+    // Code actions: a suppression with a reason placeholder, and class annotations.
+    let actions = c.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri},
+               "range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 0}},
+               "context": {"diagnostics": []}}),
+    );
+    let titles: Vec<&str> = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["title"].as_str().unwrap())
+        .collect();
+    assert!(
+        titles.iter().any(|t| t.starts_with("Suppress LA201")),
+        "{titles:?}"
+    );
+    assert!(
+        titles.contains(&"Mark this lock as correctness"),
+        "{titles:?}"
+    );
+    let suppress = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"].as_str().unwrap().starts_with("Suppress LA201"))
+        .unwrap();
+    let edit = &suppress["edit"]["changes"][&uri][0];
+    assert_eq!(
+        edit["newText"],
+        "        # lock-audit: allow(LA201, reason=\"...\")\n"
+    );
+
+    // The quick fixes on the release line.
+    let actions = c.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri},
+               "range": {"start": {"line": 5, "character": 0}, "end": {"line": 5, "character": 0}},
+               "context": {"diagnostics": []}}),
+    );
+    let titles: Vec<&str> = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["title"].as_str().unwrap())
+        .collect();
+    assert!(
+        titles
+            .iter()
+            .any(|t| t.starts_with("Release with compare-and-delete")),
+        "{titles:?}"
+    );
+
+    // Half-typed code keeps the last diagnostics instead of clearing them.
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 2},
+               "contentChanges": [{"text": format!("{LOCK}    if r.set(\n")}]}),
+    );
+    // A fix: the release now checks the owner; LA201 goes away.
+    let fixed = LOCK.replace(
+        "        r.delete('lock:order')\n",
+        "        r.eval(\"if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end\", 1, 'lock:order', token)\n",
+    );
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 3}, "contentChanges": [{"text": fixed}]}),
+    );
+    let diags = c.diagnostics(&uri);
+    let codes: Vec<&str> = diags.iter().map(|d| d["code"].as_str().unwrap()).collect();
+    assert!(!codes.contains(&"LA201"), "{diags:?}");
+    assert!(codes.contains(&"LA101"), "{diags:?}");
+
+    // A config change reloads without a restart.
+    let config = root.join("lock-audit.yaml");
+    std::fs::write(&config, "ignore: [LA101]\n").unwrap();
+    c.notify(
+        "textDocument/didSave",
+        json!({"textDocument": {"uri": format!("file://{}", config.display())}}),
+    );
+    let diags = c.diagnostics(&uri);
+    assert!(diags.iter().all(|d| d["code"] != "LA101"), "{diags:?}");
+
+    c.request("shutdown", json!(null));
+    c.notify("exit", json!(null));
+    assert!(c.child.wait().unwrap().success());
+}
