@@ -324,34 +324,52 @@ fn scan_file(
 
 /// One file's text as the editor holds it: its findings and sites, with the
 /// wrappers defined elsewhere in the workspace applied (`lock-audit lsp`).
-/// `None` when the text does not parse at all; notices say why.
 pub fn analyse_source(
     file: &SourceFile,
     text: Arc<str>,
     catalog: &Catalog,
     settings: &Settings,
     wrappers: &[Wrapper],
-) -> (Option<FileResult>, Vec<Notice>) {
+) -> SourceAnalysis {
+    // This file's own wrappers come from `text`, not from an older copy.
     let cx = Context {
-        wrappers: wrappers.to_vec(),
+        wrappers: wrappers
+            .iter()
+            .filter(|w| w.path != file.path)
+            .cloned()
+            .collect(),
         consts: ProjectConsts::default(),
     };
     let mut notices = Vec::new();
-    let result = catch_unwind(AssertUnwindSafe(|| {
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
         analyse_text(file, text, catalog, settings, &cx, &mut notices)
     }));
-    match result {
-        Ok(Outcome::Parsed(r, ..)) => (r, notices),
-        Ok(Outcome::Unparsed) => (None, notices),
+    let (result, wrappers) = match outcome {
+        Ok(Outcome::Parsed(r, w, _)) => (r, w),
+        Ok(Outcome::Unparsed) => (None, Vec::new()),
         Err(_) => {
             notices.push(Notice {
                 path: file.path.display().to_string(),
                 kind: NoticeKind::Internal,
                 reason: "internal error while analysing this file".into(),
             });
-            (None, notices)
+            (None, Vec::new())
         }
+    };
+    SourceAnalysis {
+        result,
+        wrappers,
+        notices,
     }
+}
+
+/// What [`analyse_source`] found in one text.
+pub struct SourceAnalysis {
+    /// `None` when the text does not parse at all.
+    pub result: Option<FileResult>,
+    /// The in-house wrappers the text defines.
+    pub wrappers: Vec<Wrapper>,
+    pub notices: Vec<Notice>,
 }
 
 /// The wrappers every file under `paths` defines (pass 1 only), for analysing

@@ -145,3 +145,46 @@ fn diagnostics_hover_actions_and_half_typed_code() {
     c.notify("exit", json!(null));
     assert!(c.child.wait().unwrap().success());
 }
+
+/// Wrappers defined in workspace files apply to the open document: jobs.py
+/// has no lock library call of its own.
+#[test]
+fn workspace_wrappers_reach_open_documents() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let fixtures =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/python/wrappers");
+    for name in ["jobs.py", "locks.py", "settings.py"] {
+        std::fs::copy(fixtures.join(name), root.join(name)).unwrap();
+    }
+    let jobs = std::fs::read_to_string(root.join("jobs.py")).unwrap();
+    let la104_line = jobs
+        .lines()
+        .position(|l| l.contains("expect: LA104"))
+        .unwrap();
+    let uri = format!("file://{}", root.join("jobs.py").display());
+    let mut c = Client::start(env!("CARGO_BIN_EXE_lock-audit"), &root);
+    c.request(
+        "initialize",
+        json!({"processId": null, "rootUri": format!("file://{}", root.display()), "capabilities": {}}),
+    );
+    c.notify("initialized", json!({}));
+    c.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": jobs}}),
+    );
+    let diags = c.diagnostics(&uri);
+    let found: Vec<(u64, &str)> = diags
+        .iter()
+        .map(|d| {
+            (
+                d["range"]["start"]["line"].as_u64().unwrap(),
+                d["code"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(found, vec![(la104_line as u64, "LA104")], "{diags:?}");
+    c.request("shutdown", json!(null));
+    c.notify("exit", json!(null));
+    assert!(c.child.wait().unwrap().success());
+}

@@ -251,12 +251,36 @@ impl Server {
                 }
             }
         }
-        self.wrappers = scan::workspace_wrappers(
-            std::slice::from_ref(&self.root),
-            &self.catalog,
-            &self.settings,
-        );
+        if is_yaml {
+            self.wrappers = scan::workspace_wrappers(
+                std::slice::from_ref(&self.root),
+                &self.catalog,
+                &self.settings,
+            );
+        } else if let (Some(language), Ok(text)) =
+            (lang::detect(&path, b""), std::fs::read_to_string(&path))
+        {
+            // Only this file's wrappers can have changed.
+            let file = SourceFile {
+                rel: path.display().to_string(),
+                path: path.clone(),
+                language,
+            };
+            let found = scan::analyse_source(
+                &file,
+                text.into(),
+                &self.catalog,
+                &self.settings,
+                &self.wrappers,
+            );
+            self.replace_wrappers(&path, found.wrappers);
+        }
         dirty.extend(self.docs.keys().cloned());
+    }
+
+    fn replace_wrappers(&mut self, path: &Path, defined: Vec<Wrapper>) {
+        self.wrappers.retain(|w| w.path != path);
+        self.wrappers.extend(defined);
     }
 
     /// Analyses one open document and publishes its diagnostics.
@@ -279,8 +303,14 @@ impl Server {
             path,
             language,
         };
-        let (result, notices) =
-            scan::analyse_source(&file, text, &self.catalog, &self.settings, &self.wrappers);
+        let scan::SourceAnalysis {
+            result,
+            wrappers,
+            notices,
+        } = scan::analyse_source(&file, text, &self.catalog, &self.settings, &self.wrappers);
+        if result.is_some() {
+            self.replace_wrappers(&file.path, wrappers);
+        }
         let broken = notices.iter().find(|n| {
             n.reason.starts_with("syntax error")
                 || n.reason.starts_with("cannot parse")
