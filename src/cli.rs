@@ -49,6 +49,10 @@ pub enum Command {
         /// Extra catalog folders to include (repeatable).
         #[arg(long = "rules", value_name = "DIR")]
         rules_dirs: Vec<PathBuf>,
+        /// Print the prefilter's trigger literals instead, one per line (a file
+        /// without any of them is never parsed).
+        #[arg(long)]
+        triggers: bool,
     },
 }
 
@@ -180,7 +184,14 @@ pub fn main_with(args: impl IntoIterator<Item = String>) -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => usage_error(&format!("lsp: {e}")),
         },
-        Command::Libraries { rules_dirs } => match load_catalog(&rules_dirs) {
+        Command::Libraries {
+            rules_dirs,
+            triggers,
+        } => match load_catalog(&rules_dirs) {
+            Some(c) if triggers => {
+                emit(&format!("{}\n", c.triggers.join("\n")));
+                ExitCode::SUCCESS
+            }
             Some(c) => {
                 emit(&c.libraries_markdown());
                 ExitCode::SUCCESS

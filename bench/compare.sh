@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Whole-corpus speed of lock-audit against its floor (ripgrep over the
+# prefilter's literals) and, when installed, semgrep and ast-grep running the
+# two-rule pack in bench/peers/. Prints wall time, CPU time, peak RSS, files/s,
+# lines/s and the ratio to rg: medians of --runs runs after one warm-up.
+#
+#   bench/compare.sh [--lines 1500000] [--runs 5]
+#
+# The corpus (bench/gen_mixed.py) is generated once under target/. rg comes
+# from Debian's `ripgrep` package and is installed when missing (needs apt);
+# semgrep (`pip install semgrep`) and ast-grep (`cargo install ast-grep` or
+# `npm i -g @ast-grep/cli`) are measured only when on PATH.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+lines=1500000
+runs=5
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --lines) lines="$2"; shift 2 ;;
+    --runs) runs="$2"; shift 2 ;;
+    *) echo "usage: bench/compare.sh [--lines N] [--runs N]" >&2; exit 2 ;;
+  esac
+done
+
+corpus="target/bench-mixed-$lines"
+if [ ! -f "$corpus/.complete" ]; then
+  echo "generating a $lines-line corpus in $corpus" >&2
+  python3 bench/gen_mixed.py "$corpus" --lines "$lines"
+  touch "$corpus/.complete"
+fi
+cargo build --release --locked --quiet
+bin="$(pwd)/target/release/lock-audit"
+
+if ! command -v rg >/dev/null; then
+  echo "installing ripgrep (Debian package)" >&2
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ripgrep) >/dev/null 2>&1 \
+    || { echo "rg is missing and could not be installed: apt-get install ripgrep" >&2; exit 2; }
+fi
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+"$bin" libraries --triggers > "$tmp/triggers.txt"
+files=$(find "$corpus" -type f \( -name '*.py' -o -name '*.rs' -o -name '*.go' -o -name '*.java' \
+  -o -name '*.js' -o -name '*.ts' -o -name '*.rb' \) | wc -l)
+total_lines=$(find "$corpus" -type f \( -name '*.py' -o -name '*.rs' -o -name '*.go' -o -name '*.java' \
+  -o -name '*.js' -o -name '*.ts' -o -name '*.rb' \) -print0 | xargs -0 cat | wc -l)
+
+# measure NAME CMD...: warm-up, then $runs runs; one "wall cpu rss" line per run.
+measure() {
+  local name="$1"; shift
+  "$@" >/dev/null 2>&1 || true
+  for _ in $(seq "$runs"); do
+    /usr/bin/time -f "%e %U %S %M" -o "$tmp/one" "$@" >/dev/null 2>&1 || true
+    tail -n 1 "$tmp/one" >> "$tmp/$name"
+  done
+}
+
+measure "rg" rg --no-config -i -F -l -f "$tmp/triggers.txt" "$corpus"
+measure "lock-audit" "$bin" check "$corpus" --format json --exit-zero
+if command -v semgrep >/dev/null; then
+  measure "semgrep" semgrep scan --metrics=off --config bench/peers/semgrep.yaml --json "$corpus"
+fi
+if command -v ast-grep >/dev/null; then
+  measure "ast-grep" ast-grep scan --config bench/peers/ast-grep/sgconfig.yml --json "$corpus"
+fi
+
+python3 - "$tmp" "$files" "$total_lines" "$runs" <<'PY'
+import os, statistics, sys
+tmp, files, lines, runs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+rows = {}
+for name in ["rg", "lock-audit", "semgrep", "ast-grep"]:
+    path = os.path.join(tmp, name)
+    if not os.path.exists(path):
+        continue
+    samples = [list(map(float, l.split())) for l in open(path) if l.strip()]
+    wall = statistics.median(s[0] for s in samples)
+    cpu = statistics.median(s[1] + s[2] for s in samples)
+    rss = max(s[3] for s in samples) / 1024
+    rows[name] = (wall, cpu, rss)
+print(f"corpus: {files} files, {lines} lines; median of {runs} runs; {os.cpu_count()} cores")
+print(f"{'tool':<11} {'wall s':>8} {'cpu s':>8} {'peak MB':>8} {'files/s':>10} {'lines/s':>12} {'x rg':>6}")
+floor = rows.get("rg", (None,))[0]
+for name, (wall, cpu, rss) in rows.items():
+    w = max(wall, 0.001)
+    ratio = f"{wall / floor:.2f}" if floor else "-"
+    print(f"{name:<11} {wall:>8.3f} {cpu:>8.3f} {rss:>8.1f} {files / w:>10.0f} {lines / w:>12.0f} {ratio:>6}")
+PY
