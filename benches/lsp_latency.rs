@@ -32,17 +32,8 @@ fn main() {
     let text = source(0);
     std::fs::write(&file, &text).expect("write the benchmark file");
     let uri = format!("file://{}", file.display());
-    let mut c = lsp_client::Client::start(env!("CARGO_BIN_EXE_lock-audit"), &dir);
-    c.request(
-        "initialize",
-        json!({"processId": null, "rootUri": format!("file://{}", dir.display()), "capabilities": {}}),
-    );
-    c.notify("initialized", json!({}));
-    c.notify(
-        "textDocument/didOpen",
-        json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}),
-    );
-    c.diagnostics(&uri);
+    let (mut c, _) = lsp_client::Client::initialized(env!("CARGO_BIN_EXE_lock-audit"), &dir);
+    c.open_python(&uri, &text);
     let lines = text.lines().count();
     let mut times: Vec<Duration> = Vec::new();
     for round in 1..=30 {
@@ -63,7 +54,5 @@ fn main() {
         times[times.len() / 2].as_secs_f64() * 1e3,
         times[times.len() - 1].as_secs_f64() * 1e3,
     );
-    c.request("shutdown", json!(null));
-    c.notify("exit", json!(null));
-    let _ = c.child.wait();
+    c.shutdown();
 }

@@ -15,21 +15,10 @@ fn diagnostics_hover_actions_and_half_typed_code() {
     let file = root.join("billing.py");
     std::fs::write(&file, LOCK).unwrap();
     let uri = format!("file://{}", file.display());
-    let root_uri = format!("file://{}", root.display());
 
-    let mut c = Client::start(env!("CARGO_BIN_EXE_lock-audit"), &root);
-    let init = c.request(
-        "initialize",
-        json!({"processId": null, "rootUri": root_uri, "capabilities": {}}),
-    );
+    let (mut c, init) = Client::initialized(env!("CARGO_BIN_EXE_lock-audit"), &root);
     assert_eq!(init["capabilities"]["hoverProvider"], true);
-    c.notify("initialized", json!({}));
-
-    c.notify(
-        "textDocument/didOpen",
-        json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": LOCK}}),
-    );
-    let diags = c.diagnostics(&uri);
+    let diags = c.open_python(&uri, LOCK);
     let codes: Vec<&str> = diags.iter().map(|d| d["code"].as_str().unwrap()).collect();
     assert!(codes.contains(&"LA101"), "{diags:?}");
     assert!(codes.contains(&"LA201"), "{diags:?}");
@@ -91,19 +80,7 @@ fn diagnostics_hover_actions_and_half_typed_code() {
         "        # lock-audit: allow(LA201, reason=\"...\")\n"
     );
 
-    // The quick fixes on the release line.
-    let actions = c.request(
-        "textDocument/codeAction",
-        json!({"textDocument": {"uri": uri},
-               "range": {"start": {"line": 5, "character": 0}, "end": {"line": 5, "character": 0}},
-               "context": {"diagnostics": []}}),
-    );
-    let titles: Vec<&str> = actions
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["title"].as_str().unwrap())
-        .collect();
+    // The quick fix on the release line (the LA201 line).
     assert!(
         titles
             .iter()
@@ -141,9 +118,7 @@ fn diagnostics_hover_actions_and_half_typed_code() {
     let diags = c.diagnostics(&uri);
     assert!(diags.iter().all(|d| d["code"] != "LA101"), "{diags:?}");
 
-    c.request("shutdown", json!(null));
-    c.notify("exit", json!(null));
-    assert!(c.child.wait().unwrap().success());
+    c.shutdown();
 }
 
 /// Wrappers defined in workspace files apply to the open document: jobs.py
@@ -163,17 +138,8 @@ fn workspace_wrappers_reach_open_documents() {
         .position(|l| l.contains("expect: LA104"))
         .unwrap();
     let uri = format!("file://{}", root.join("jobs.py").display());
-    let mut c = Client::start(env!("CARGO_BIN_EXE_lock-audit"), &root);
-    c.request(
-        "initialize",
-        json!({"processId": null, "rootUri": format!("file://{}", root.display()), "capabilities": {}}),
-    );
-    c.notify("initialized", json!({}));
-    c.notify(
-        "textDocument/didOpen",
-        json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": jobs}}),
-    );
-    let diags = c.diagnostics(&uri);
+    let (mut c, _) = Client::initialized(env!("CARGO_BIN_EXE_lock-audit"), &root);
+    let diags = c.open_python(&uri, &jobs);
     let found: Vec<(u64, &str)> = diags
         .iter()
         .map(|d| {
@@ -184,7 +150,5 @@ fn workspace_wrappers_reach_open_documents() {
         })
         .collect();
     assert_eq!(found, vec![(la104_line as u64, "LA104")], "{diags:?}");
-    c.request("shutdown", json!(null));
-    c.notify("exit", json!(null));
-    assert!(c.child.wait().unwrap().success());
+    c.shutdown();
 }

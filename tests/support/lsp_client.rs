@@ -84,4 +84,32 @@ impl Client {
             }
         }
     }
+
+    /// Starts the server in `root`, initializes it with `root` as the
+    /// workspace, and returns the client with the `initialize` result.
+    pub fn initialized(bin: &str, root: &std::path::Path) -> (Client, Value) {
+        let mut c = Client::start(bin, root);
+        let init = c.request(
+            "initialize",
+            json!({"processId": null, "rootUri": format!("file://{}", root.display()), "capabilities": {}}),
+        );
+        c.notify("initialized", json!({}));
+        (c, init)
+    }
+
+    /// Opens a Python document and returns its first diagnostics.
+    pub fn open_python(&mut self, uri: &str, text: &str) -> Vec<Value> {
+        self.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}),
+        );
+        self.diagnostics(uri)
+    }
+
+    /// Shuts the server down and checks it exits cleanly.
+    pub fn shutdown(mut self) {
+        self.request("shutdown", json!(null));
+        self.notify("exit", json!(null));
+        assert!(self.child.wait().unwrap().success());
+    }
 }
