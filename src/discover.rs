@@ -59,7 +59,8 @@ pub struct PathFilter {
 }
 
 impl PathFilter {
-    fn keeps(&self, path: &Path, explicit: bool) -> bool {
+    /// Would a walk (`explicit` = named on the command line) analyse `path`?
+    pub fn keeps(&self, path: &Path, explicit: bool) -> bool {
         let excluded = self.exclude.as_ref().is_some_and(|g| g.is_match(path));
         let included = self.include.as_ref().is_none_or(|g| g.is_match(path));
         if explicit {

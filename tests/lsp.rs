@@ -108,15 +108,21 @@ fn diagnostics_hover_actions_and_half_typed_code() {
     assert!(!codes.contains(&"LA201"), "{diags:?}");
     assert!(codes.contains(&"LA101"), "{diags:?}");
 
-    // A config change reloads without a restart.
+    // A config change reloads without a restart: a severity override, then an exclude.
     let config = root.join("lock-audit.yaml");
-    std::fs::write(&config, "ignore: [LA101]\n").unwrap();
-    c.notify(
-        "textDocument/didSave",
-        json!({"textDocument": {"uri": format!("file://{}", config.display())}}),
-    );
-    let diags = c.diagnostics(&uri);
-    assert!(diags.iter().all(|d| d["code"] != "LA101"), "{diags:?}");
+    let save_config = |c: &mut Client, text: &str| {
+        std::fs::write(&config, text).unwrap();
+        c.notify(
+            "textDocument/didSave",
+            json!({"textDocument": {"uri": format!("file://{}", config.display())}}),
+        );
+        c.diagnostics(&uri)
+    };
+    let diags = save_config(&mut c, "severity: {LA101: info}\n");
+    let la101 = diags.iter().find(|d| d["code"] == "LA101").expect("LA101");
+    assert_eq!(la101["severity"], 3, "{la101}");
+    let diags = save_config(&mut c, "exclude: [\"billing.py\"]\n");
+    assert!(diags.is_empty(), "{diags:?}");
 
     c.shutdown();
 }

@@ -294,6 +294,12 @@ impl Server {
         let Some(language) = lang::detect(&path, text.as_bytes()) else {
             return;
         };
+        // The config's `include` / `exclude` decide, as in a walk of the workspace.
+        if !self.settings.paths.keeps(&path, false) {
+            self.last.remove(uri);
+            send_diagnostics(conn, uri.clone(), Vec::new());
+            return;
+        }
         let file = SourceFile {
             rel: path
                 .strip_prefix(&self.root)
