@@ -37,7 +37,10 @@ const DOCS: &str = "https://github.com/lock-audit/lock-audit/blob/main/README.md
 
 /// What the server knows about the workspace and the open documents.
 struct Server {
+    /// The first workspace folder: its `lock-audit.yaml` configures the server.
     root: PathBuf,
+    /// Every workspace folder: wrappers are collected from all of them.
+    folders: Vec<PathBuf>,
     catalog: Catalog,
     settings: Settings,
     wrappers: Vec<Wrapper>,
@@ -65,8 +68,8 @@ pub fn run() -> Result<(), String> {
     let caps = serde_json::to_value(caps).map_err(|e| e.to_string())?;
     let params = connection.initialize(caps).map_err(|e| e.to_string())?;
     let params: InitializeParams = serde_json::from_value(params).map_err(|e| e.to_string())?;
-    let root = workspace_root(&params);
-    let mut server = Server::new(root, &connection)?;
+    let folders = workspace_folders(&params);
+    let mut server = Server::new(folders, &connection)?;
     server.log(
         &connection,
         &format!("lock-audit lsp: workspace {}", server.root.display()),
@@ -77,22 +80,26 @@ pub fn run() -> Result<(), String> {
 }
 
 #[allow(deprecated)] // `root_uri`: older clients send only that.
-fn workspace_root(params: &InitializeParams) -> PathBuf {
-    params
-        .workspace_folders
-        .as_ref()
-        .and_then(|f| f.first())
-        .map(|f| f.uri.clone())
-        .or_else(|| params.root_uri.clone())
-        .and_then(|u| u.to_file_path().ok())
-        .unwrap_or_else(|| PathBuf::from("."))
+fn workspace_folders(params: &InitializeParams) -> Vec<PathBuf> {
+    let uris: Vec<Url> = match &params.workspace_folders {
+        Some(folders) if !folders.is_empty() => folders.iter().map(|f| f.uri.clone()).collect(),
+        _ => params.root_uri.iter().cloned().collect(),
+    };
+    let folders: Vec<PathBuf> = uris.iter().filter_map(|u| u.to_file_path().ok()).collect();
+    if folders.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        folders
+    }
 }
 
 impl Server {
-    fn new(root: PathBuf, conn: &Connection) -> Result<Server, String> {
+    fn new(folders: Vec<PathBuf>, conn: &Connection) -> Result<Server, String> {
+        let root = folders[0].clone();
         let (catalog, settings, problem) = load(&root)?;
         let mut server = Server {
             root,
+            folders,
             catalog,
             settings,
             wrappers: Vec::new(),
@@ -102,11 +109,8 @@ impl Server {
         if let Some(problem) = problem {
             server.log(conn, &problem);
         }
-        server.wrappers = scan::workspace_wrappers(
-            std::slice::from_ref(&server.root),
-            &server.catalog,
-            &server.settings,
-        );
+        server.wrappers =
+            scan::workspace_wrappers(&server.folders, &server.catalog, &server.settings);
         Ok(server)
     }
 
@@ -252,11 +256,7 @@ impl Server {
             }
         }
         if is_yaml {
-            self.wrappers = scan::workspace_wrappers(
-                std::slice::from_ref(&self.root),
-                &self.catalog,
-                &self.settings,
-            );
+            self.wrappers = scan::workspace_wrappers(&self.folders, &self.catalog, &self.settings);
         } else if let (Some(language), Ok(text)) =
             (lang::detect(&path, b""), std::fs::read_to_string(&path))
         {
