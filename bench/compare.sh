@@ -4,9 +4,9 @@
 # two-rule pack in bench/peers/. Prints wall time, CPU time, peak RSS, files/s,
 # lines/s and the ratio to rg: medians of --runs runs after one warm-up.
 #
-#   bench/compare.sh [--lines 1500000] [--runs 5]
+#   bench/compare.sh [--lines 1500000] [--runs 5] [--no-peers]
 #
-# The corpus (bench/gen_mixed.py) is generated once under target/. rg comes
+# The corpus (bench/gen_mixed.py) is generated once under $TMPDIR (or /tmp). rg comes
 # from Debian's `ripgrep` package and is installed when missing (needs apt);
 # semgrep (`pip install semgrep`) and ast-grep (`cargo install ast-grep` or
 # `npm i -g @ast-grep/cli`) are measured only when on PATH.
@@ -15,15 +15,18 @@ cd "$(dirname "$0")/.."
 
 lines=1500000
 runs=5
+peers=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --lines) lines="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
-    *) echo "usage: bench/compare.sh [--lines N] [--runs N]" >&2; exit 2 ;;
+    --no-peers) peers=0; shift ;;
+    *) echo "usage: bench/compare.sh [--lines N] [--runs N] [--no-peers]" >&2; exit 2 ;;
   esac
 done
 
-corpus="target/bench-mixed-$lines"
+# Outside the repository: git-aware tools would skip a git-ignored target/.
+corpus="${TMPDIR:-/tmp}/lock-audit-bench-mixed-$lines"
 if [ ! -f "$corpus/.complete" ]; then
   echo "generating a $lines-line corpus in $corpus" >&2
   python3 bench/gen_mixed.py "$corpus" --lines "$lines"
@@ -58,10 +61,12 @@ measure() {
 
 measure "rg" rg --no-config -i -F -l -f "$tmp/triggers.txt" "$corpus"
 measure "lock-audit" "$bin" check "$corpus" --format json --exit-zero
-if command -v semgrep >/dev/null; then
-  measure "semgrep" semgrep scan --metrics=off --config bench/peers/semgrep.yaml --json "$corpus"
+if [ "$peers" = 1 ] && command -v semgrep >/dev/null; then
+  # No network: no metrics, no version check.
+  SEMGREP_ENABLE_VERSION_CHECK=0 measure "semgrep" semgrep scan --metrics=off --disable-version-check \
+    --config bench/peers/semgrep.yaml --json "$corpus"
 fi
-if command -v ast-grep >/dev/null; then
+if [ "$peers" = 1 ] && command -v ast-grep >/dev/null; then
   measure "ast-grep" ast-grep scan --config bench/peers/ast-grep/sgconfig.yml --json "$corpus"
 fi
 
