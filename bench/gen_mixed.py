@@ -4,13 +4,14 @@
     python3 bench/gen_mixed.py OUT_DIR [--lines 1500000] [--seed 1] [--lock-ratio 0.03]
 
 Python and Rust come from gen_corpus.py (its realistic services and planted
-lock shapes, a third of the lines). Go, Java, JavaScript, TypeScript and Ruby
-each get an equal share of the rest: ordinary service code from small
-templates (structs/classes, handlers, maps, logging, in-process mutexes),
+lock shapes). Every language (JavaScript and TypeScript counted apart) gets
+a seventh of the lines; Go, Java, JavaScript, TypeScript and Ruby get ordinary
+service code from small templates (structs/classes, handlers, maps, logging,
+in-process mutexes),
 file sizes drawn log-uniformly between 50 and 1,500 lines, and about
 --lock-ratio of the files copied from fixtures/<language>/ (every lock shape
 the tests know, correct and wrong). Three minified JavaScript bundles of about
-2 MB on one line each are added; one mentions redis, so it is parsed.
+1.6 MB on one line each are added; one mentions redis, so it is parsed.
 
 Deterministic: the same arguments give byte-identical output. Standard library only.
 """
@@ -160,7 +161,8 @@ def main():
     if os.path.exists(args.out):
         shutil.rmtree(args.out)
     rng = random.Random(args.seed)
-    share = args.lines // 6
+    # Seven shares: Python, Rust (from gen_corpus.py), Go, Java, JS, TS, Ruby.
+    share = args.lines // 7
     subprocess.run([sys.executable, os.path.join(HERE, "gen_corpus.py"), args.out,
                     "--lines", str(2 * share), "--seed", str(args.seed),
                     "--lock-ratio", str(args.lock_ratio)], check=True, stdout=subprocess.DEVNULL)
