@@ -31,6 +31,11 @@ impl LineIndex {
         (line, offset - start + 1)
     }
 
+    /// The byte offset where 1-based `line` starts.
+    pub fn line_start(&self, line: usize) -> Option<usize> {
+        self.starts.get(line.wrapping_sub(1)).copied()
+    }
+
     /// The text of 1-based `line`, without its line break.
     pub fn line<'t>(&self, text: &'t str, line: usize) -> &'t str {
         let Some(&start) = self.starts.get(line.wrapping_sub(1)) else {

@@ -95,37 +95,34 @@ fn cargo_subcommand_drops_its_name() {
         .stdout(predicate::str::contains("LA201"));
 }
 
-#[test]
-fn bad_rules_yaml_names_file_and_line() {
+/// `check examples/` with one extra rule file that must be rejected (exit 2).
+fn bad_rules(name: &str, yaml: &str) -> assert_cmd::assert::Assert {
     let dir = tempfile::tempdir().unwrap();
-    fs::write(
-        dir.path().join("inhouse.yaml"),
-        "library: acme-lock\nlanguage: python\nbackend: redis\napis:\n  - id: acme.acquire\n    methods: [grab]\n    comand: SET\n",
-    )
-    .unwrap();
+    fs::write(dir.path().join(name), yaml).unwrap();
     lock_audit()
         .args(["check", "examples/", "--rules"])
         .arg(dir.path())
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("inhouse.yaml:7"))
+}
+
+#[test]
+fn bad_rules_yaml_names_file_and_line() {
+    bad_rules(
+        "inhouse.yaml",
+        "library: acme-lock\nlanguage: python\nbackend: redis\napis:\n  - id: acme.acquire\n    methods: [grab]\n    comand: SET\n",
+    )
+    .stderr(predicate::str::contains("inhouse.yaml:7"))
         .stderr(predicate::str::contains("unknown field `comand`"));
 }
 
 #[test]
 fn bad_rules_yaml_semantic_error_points_at_entry() {
-    let dir = tempfile::tempdir().unwrap();
-    fs::write(
-        dir.path().join("x.yaml"),
+    bad_rules(
+        "x.yaml",
         "library: acme\nlanguage: python\nbackend: redis\napis:\n  - id: acme.grab\n    methods: [grab]\n    command: GRAB\n",
     )
-    .unwrap();
-    lock_audit()
-        .args(["check", "examples/", "--rules"])
-        .arg(dir.path())
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("x.yaml:5"))
+    .stderr(predicate::str::contains("x.yaml:5"))
         .stderr(predicate::str::contains("unknown command `GRAB`"));
 }
 

@@ -28,9 +28,10 @@ use crate::catalog::Catalog;
 use crate::config::{self, Config};
 use crate::discover::SourceFile;
 use crate::finding::Severity;
+use crate::lines::LineIndex;
 use crate::model::Language;
 use crate::sites::wrapper::Wrapper;
-use crate::{lang, scan, FileResult, Settings};
+use crate::{lang, scan, FileResult, NoticeKind, Settings};
 
 /// Rule documentation, linked from every diagnostic's code.
 const DOCS: &str = "https://github.com/lock-audit/lock-audit/blob/main/README.md#rules";
@@ -317,11 +318,8 @@ impl Server {
         if result.is_some() {
             self.replace_wrappers(&file.path, wrappers);
         }
-        let broken = notices.iter().find(|n| {
-            n.reason.starts_with("syntax error")
-                || n.reason.starts_with("cannot parse")
-                || n.reason.starts_with("internal")
-        });
+        // Editor text is always UTF-8: a notice that is not a skip means it did not parse cleanly.
+        let broken = notices.iter().find(|n| n.kind != NoticeKind::Skipped);
         match (result, broken) {
             // Half-typed code: keep what the last good text showed.
             (_, Some(n)) if self.last.contains_key(uri) => {
@@ -403,7 +401,7 @@ impl Server {
             _ => "//",
         };
         // Whole lines: a cursor anywhere on a finding's line offers its actions.
-        let from = lines.starts[lines.position(lines.offset(p.range.start)).line as usize];
+        let from = lines.start(p.range.start.line).unwrap_or(result.text.len());
         let to = lines.offset(Position::new(p.range.end.line + 1, 0));
         let mut out = Vec::new();
         let mut annotated = HashSet::new();
@@ -413,7 +411,7 @@ impl Server {
             }
             let insert = |at: usize, comment: String| {
                 let line = lines.position(at).line;
-                let start = lines.starts[line as usize];
+                let start = lines.start(line).unwrap_or(at);
                 let indent: String = result.text[start..]
                     .chars()
                     .take_while(|c| *c == ' ' || *c == '\t')
@@ -577,29 +575,35 @@ fn diagnostics(uri: &Url, result: &FileResult) -> Vec<Diagnostic> {
         .collect()
 }
 
-/// Byte offsets <-> LSP positions (UTF-16 columns).
+/// Byte offsets <-> LSP positions: the lines of [`LineIndex`] (`\n`, `\r\n`
+/// and lone `\r`, as LSP counts them), columns in UTF-16 units.
 struct Lines<'t> {
     text: &'t str,
-    starts: Vec<usize>,
+    index: LineIndex,
 }
 
 impl<'t> Lines<'t> {
     fn new(text: &'t str) -> Self {
-        let starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
-        Lines { text, starts }
+        Lines {
+            text,
+            index: LineIndex::new(text),
+        }
+    }
+
+    /// The byte offset where 0-based `line` starts.
+    fn start(&self, line: u32) -> Option<usize> {
+        self.index.line_start(line as usize + 1)
     }
 
     fn position(&self, offset: usize) -> Position {
         let offset = offset.min(self.text.len());
-        let line = self.starts.partition_point(|s| *s <= offset) - 1;
-        let col: usize = self.text[self.starts[line]..]
-            .char_indices()
-            .take_while(|(i, _)| self.starts[line] + i < offset)
-            .map(|(_, c)| c.len_utf16())
-            .sum();
-        Position::new(line as u32, col as u32)
+        let (line, col) = self.index.line_col(offset);
+        let start = offset - (col - 1);
+        let units = self
+            .text
+            .get(start..offset)
+            .map_or(0, |s| s.encode_utf16().count());
+        Position::new(line as u32 - 1, units as u32)
     }
 
     fn range(&self, start: usize, end: usize) -> Range {
@@ -607,12 +611,12 @@ impl<'t> Lines<'t> {
     }
 
     fn offset(&self, p: Position) -> usize {
-        let Some(&start) = self.starts.get(p.line as usize) else {
+        let Some(start) = self.start(p.line) else {
             return self.text.len();
         };
         let mut units = 0;
         for (i, c) in self.text[start..].char_indices() {
-            if units >= p.character as usize || c == '\n' {
+            if units >= p.character as usize || c == '\n' || c == '\r' {
                 return start + i;
             }
             units += c.len_utf16();
@@ -631,5 +635,9 @@ mod tests {
         assert_eq!(lines.position(3 + 4), Position::new(1, 2));
         assert_eq!(lines.offset(Position::new(1, 2)), 7);
         assert_eq!(lines.offset(Position::new(9, 0)), lines.text.len());
+        // A lone CR ends a line for LSP clients too.
+        let cr = Lines::new("a\rb\r\nc");
+        assert_eq!(cr.position(2), Position::new(1, 0));
+        assert_eq!(cr.offset(Position::new(2, 0)), 5);
     }
 }
