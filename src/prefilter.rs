@@ -41,13 +41,19 @@ impl Prefilter {
         }
     }
 
-    /// Which patterns occur in `bytes` (indices into the words given to `exact`).
-    pub fn patterns_in(&self, bytes: &[u8]) -> Vec<usize> {
+    /// Which patterns occur in `bytes` as whole identifiers (indices into
+    /// the words given to `exact`): `withLock` is not found in `withLockRetry`.
+    pub fn words_in(&self, bytes: &[u8]) -> Vec<usize> {
+        let ident = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
         let mut found: Vec<usize> = self
             .automata
             .iter()
             .flat_map(|ac| {
                 ac.find_overlapping_iter(bytes)
+                    .filter(|m| {
+                        let before = m.start().checked_sub(1).and_then(|i| bytes.get(i));
+                        !ident(before) && !ident(bytes.get(m.end()))
+                    })
                     .map(|m| m.pattern().as_usize())
                     .collect::<Vec<_>>()
             })

@@ -110,27 +110,12 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
         }
     }
     if !cx.wrappers.is_empty() {
-        let mut names: Vec<String> = cx.wrappers.iter().map(|w| w.name.clone()).collect();
-        names.sort();
-        names.dedup();
-        let callers = Prefilter::exact(&names);
-        let both = Prefilter::either(&prefilter, &callers);
-        // Only files that name a wrapper defined elsewhere: a file's own
-        // wrappers were applied to it in pass 1.
-        let calls_foreign = |f: &SourceFile| {
-            let Ok(bytes) = std::fs::read(&f.path) else {
-                return false;
-            };
-            callers.patterns_in(&bytes).into_iter().any(|p| {
-                cx.wrappers
-                    .iter()
-                    .any(|w| w.name == names[p] && w.path != f.path)
-            })
-        };
+        let callers = Callers::new(&cx.wrappers);
+        let both = Prefilter::either(&prefilter, &callers.names);
         let redone: Vec<(usize, Scanned)> = files
             .par_iter()
             .enumerate()
-            .filter(|(_, f)| calls_foreign(f))
+            .filter(|(_, f)| callers.may_call(f, &cx.wrappers))
             .map(|(i, f)| {
                 (
                     i,
@@ -261,6 +246,67 @@ fn read_text(
         Some(rest) => rest.into(),
         None => text,
     })
+}
+
+/// Finds the files that may call a wrapper defined in another file: pass 2
+/// re-parses only those (a file's own wrappers were applied in pass 1).
+struct Callers {
+    /// Wrapper names, as whole words.
+    names: Prefilter,
+    name_list: Vec<String>,
+    /// The wrappers' module names (import paths, receivers).
+    modules: Prefilter,
+    module_list: Vec<String>,
+}
+
+impl Callers {
+    fn new(wrappers: &[Wrapper]) -> Self {
+        let sorted = |mut v: Vec<String>| {
+            v.sort();
+            v.dedup();
+            v
+        };
+        let name_list = sorted(wrappers.iter().map(|w| w.name.clone()).collect());
+        let module_list = sorted(
+            wrappers
+                .iter()
+                .flat_map(wrapper::module_spellings)
+                .map(|m| m.to_ascii_lowercase())
+                .filter(|m| !m.is_empty())
+                .collect(),
+        );
+        Callers {
+            names: Prefilter::exact(&name_list),
+            modules: Prefilter::new(&module_list),
+            name_list,
+            module_list,
+        }
+    }
+
+    fn may_call(&self, f: &SourceFile, wrappers: &[Wrapper]) -> bool {
+        let Ok(bytes) = std::fs::read(&f.path) else {
+            return false;
+        };
+        let named = self.names.words_in(&bytes);
+        if named.is_empty() {
+            return false;
+        }
+        let modules = std::cell::OnceCell::new();
+        let names_module = |w: &Wrapper| {
+            let found = modules.get_or_init(|| self.modules.words_in(&bytes));
+            wrapper::module_spellings(w).iter().any(|m| {
+                self.module_list
+                    .binary_search(&m.to_ascii_lowercase())
+                    .is_ok_and(|i| found.contains(&i))
+            })
+        };
+        wrappers.iter().any(|w| {
+            self.name_list
+                .binary_search(&w.name)
+                .is_ok_and(|i| named.contains(&i))
+                && wrapper::may_call(&f.path, f.language, w, || names_module(w))
+        })
+    }
 }
 
 /// What pass 2 knows from pass 1.

@@ -19,7 +19,8 @@ pub struct Wrapper {
     /// The function's own name (`distributed_lock`, `withLock`).
     pub name: String,
     pub language: Language,
-    /// The file it is defined in, its stem (`locks`) and folder (Go package).
+    /// The file it is defined in, the module name callers use (`locks`) and
+    /// its folder (Go package).
     pub path: PathBuf,
     pub stem: String,
     pub dir: PathBuf,
@@ -108,10 +109,7 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
             name: simple_name(&f.name).to_string(),
             language: fa.model.language.catalog_language(),
             path: path.to_path_buf(),
-            stem: path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default(),
+            stem: module_name(path, fa.model.language),
             dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
             line: line_of(site.span.start),
             key_param,
@@ -121,6 +119,41 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
         });
     }
     out
+}
+
+/// The name other files import `path` by: its stem, or the folder's name
+/// for a package's own file (`locks/__init__.py`, `locks/mod.rs`,
+/// `locks/index.js`) and for Go, whose callers name the package.
+fn module_name(path: &Path, language: Language) -> String {
+    let name = |p: Option<&std::ffi::OsStr>| p.map(|s| s.to_string_lossy().into_owned());
+    let dir = || name(path.parent().and_then(Path::file_name)).unwrap_or_default();
+    match name(path.file_stem()).unwrap_or_default() {
+        _ if language == Language::Go => dir(),
+        s if matches!(s.as_str(), "__init__" | "mod" | "index") => dir(),
+        s => s,
+    }
+}
+
+/// Could a file at `path` in `language` call `w`, given that its text names
+/// `w` as a word? The byte-level side of [`calls_wrapper`], so that pass 2
+/// re-parses only such files: outside the wrapper's own file a call needs the
+/// same language and either the same Go package or the wrapper's module named
+/// in the text (an import path or a receiver), which `names_module` answers.
+pub fn may_call(
+    path: &Path,
+    language: Language,
+    w: &Wrapper,
+    names_module: impl FnOnce() -> bool,
+) -> bool {
+    path != w.path
+        && language.catalog_language() == w.language
+        && ((language == Language::Go && path.parent() == Some(w.dir.as_path())) || names_module())
+}
+
+/// The spellings of `w`'s module that [`calls_wrapper`] accepts (matched
+/// case-insensitively): `rate_limit` is also the receiver `RateLimit`.
+pub fn module_spellings(w: &Wrapper) -> [String; 2] {
+    [w.stem.clone(), w.stem.replace('_', "")]
 }
 
 fn simple_name(qualified: &str) -> &str {
