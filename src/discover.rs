@@ -100,7 +100,7 @@ pub fn discover(roots: &[PathBuf], filter: &PathFilter) -> (Vec<SourceFile>, Vec
                 }),
                 None => errors.push(WalkError {
                     path: root.display().to_string(),
-                    reason: "not a supported source file (Python or Rust)".into(),
+                    reason: "not a supported source file (no known extension or shebang)".into(),
                 }),
             }
             continue;

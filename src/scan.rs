@@ -55,6 +55,11 @@ pub fn check(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> Repor
 fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> Report {
     let start = Instant::now();
     let (files, walk_errors) = discover::discover(paths, &settings.paths);
+    trace(format_args!(
+        "walk: {:?}, {} files",
+        start.elapsed(),
+        files.len()
+    ));
     let prefilter = Prefilter::new(&catalog.triggers);
     let none = Context::default();
     let first: Vec<Scanned> = files
@@ -75,25 +80,24 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
         }
     }
     let all_wanted: Vec<Wanted> = wanted_by.iter().flatten().cloned().collect();
-    if std::env::var_os("LOCK_AUDIT_TRACE").is_some() {
-        eprintln!(
-            "pass 1: {:?}, {} wrappers, {} wanted constants",
-            start.elapsed(),
-            cx.wrappers.len(),
-            all_wanted.len()
-        );
-    }
+    trace(format_args!(
+        "pass 1: {:?}, {} wrappers, {} wanted constants",
+        start.elapsed(),
+        cx.wrappers.len(),
+        all_wanted.len()
+    ));
     let mut second: HashMap<usize, Scanned> = HashMap::new();
     if !all_wanted.is_empty() {
         cx.consts = read_constants(&files, &all_wanted);
     }
+    trace(format_args!("constants: {:?}", start.elapsed()));
     // Files that import constants first: the wrappers they define then carry
     // resolved TTLs into pass 2.
     if !cx.consts.is_empty() {
         second = files
             .par_iter()
             .enumerate()
-            .filter(|(i, _)| !wanted_by[*i].is_empty())
+            .filter(|(i, _)| wanted_by[*i].iter().any(|w| cx.consts.provides(w)))
             .map(|(i, f)| {
                 (
                     i,
@@ -126,13 +130,11 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
         second.extend(redone);
     }
 
-    if std::env::var_os("LOCK_AUDIT_TRACE").is_some() {
-        eprintln!(
-            "pass 2: {:?}, {} files redone",
-            start.elapsed(),
-            second.len()
-        );
-    }
+    trace(format_args!(
+        "pass 2: {:?}, {} files redone",
+        start.elapsed(),
+        second.len()
+    ));
     let mut report = Report::default();
     report
         .notices
@@ -158,6 +160,14 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
     }
     report.summary.elapsed_ms = start.elapsed().as_millis();
     report
+}
+
+/// Timings on stderr when `LOCK_AUDIT_TRACE` is set (for profiling, not a format).
+fn trace(what: std::fmt::Arguments) {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *ON.get_or_init(|| std::env::var_os("LOCK_AUDIT_TRACE").is_some()) {
+        eprintln!("{what}");
+    }
 }
 
 /// Runs `scan` with a panic caught and reported as an internal error for `file`.
@@ -284,6 +294,10 @@ impl Callers {
     }
 
     fn may_call(&self, f: &SourceFile, wrappers: &[Wrapper]) -> bool {
+        let language = f.language.catalog_language();
+        if !wrappers.iter().any(|w| w.language == language) {
+            return false;
+        }
         let Ok(bytes) = std::fs::read(&f.path) else {
             return false;
         };
@@ -316,7 +330,8 @@ struct Context {
     consts: ProjectConsts,
 }
 
-/// The module-level constants that files define for the names others want.
+/// The module-level constants that files define for the names others want:
+/// only files of the right module that mention a wanted name are parsed.
 fn read_constants(files: &[SourceFile], wanted: &[Wanted]) -> ProjectConsts {
     let stems: Vec<String> = wanted
         .iter()
@@ -324,25 +339,46 @@ fn read_constants(files: &[SourceFile], wanted: &[Wanted]) -> ProjectConsts {
         .map(|s| s.to_ascii_lowercase())
         .collect();
     let dirs: Vec<&std::path::Path> = wanted.iter().filter_map(|w| w.dir.as_deref()).collect();
-    let mut consts = ProjectConsts::default();
-    for f in files {
-        let stem = f
-            .path
-            .file_stem()
-            .map(|s| s.to_string_lossy().to_ascii_lowercase())
-            .unwrap_or_default();
-        let by_dir = f.path.parent().is_some_and(|d| dirs.contains(&d));
-        if !stems.contains(&stem) && !by_dir {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(&f.path) else {
-            continue;
-        };
-        let tsx = f.path.extension().is_some_and(|e| e == "tsx");
-        let lowered = catch_unwind(AssertUnwindSafe(|| lang::lower(f.language, &text, tsx)));
-        if let Ok(Ok(model)) = lowered {
+    let mut names: Vec<String> = wanted
+        .iter()
+        .map(|w| {
+            w.name
+                .rsplit(['.', ':'])
+                .next()
+                .unwrap_or(&w.name)
+                .to_string()
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    let mentions = Prefilter::exact(&names);
+    let found: Vec<ProjectConsts> = files
+        .par_iter()
+        .filter(|f| {
+            let stem = f
+                .path
+                .file_stem()
+                .map(|s| s.to_string_lossy().to_ascii_lowercase())
+                .unwrap_or_default();
+            stems.contains(&stem) || f.path.parent().is_some_and(|d| dirs.contains(&d))
+        })
+        .filter_map(|f| {
+            let bytes = std::fs::read(&f.path).ok()?;
+            if mentions.words_in(&bytes).is_empty() {
+                return None;
+            }
+            let text = String::from_utf8(bytes).ok()?;
+            let tsx = f.path.extension().is_some_and(|e| e == "tsx");
+            let lowered = catch_unwind(AssertUnwindSafe(|| lang::lower(f.language, &text, tsx)));
+            let Ok(Ok(model)) = lowered else { return None };
+            let mut consts = ProjectConsts::default();
             consts.collect(&model, &f.path, wanted);
-        }
+            Some(consts)
+        })
+        .collect();
+    let mut consts = ProjectConsts::default();
+    for c in found {
+        consts.extend(c);
     }
     consts
 }
@@ -364,7 +400,9 @@ fn scan_file(
     let Some(text) = read_text(file, settings, prefilter, &mut notices) else {
         return (Outcome::Unparsed, notices);
     };
+    let started = Instant::now();
     let outcome = analyse_text(file, text, catalog, settings, cx, &mut notices);
+    trace(format_args!("  {:?} {}", started.elapsed(), file.rel));
     (outcome, notices)
 }
 

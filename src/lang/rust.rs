@@ -32,6 +32,7 @@ pub fn lower(text: &str) -> Result<FileModel, String> {
     let result = match parsed {
         Ok(file) => {
             let mut lw = Lowerer {
+                src: text,
                 model: FileModel::new(Language::Rust, Span::new(0, text.len())),
                 calls_by_span: HashMap::new(),
                 blocks: vec![0],
@@ -77,7 +78,8 @@ fn max_nesting(text: &str) -> usize {
     max
 }
 
-struct Lowerer {
+struct Lowerer<'a> {
+    src: &'a str,
     model: FileModel,
     calls_by_span: HashMap<Span, CallId>,
     blocks: Vec<BlockId>,
@@ -90,14 +92,21 @@ fn sp(span: PmSpan) -> Span {
     Span::new(r.start, r.end)
 }
 
-/// quote's token text with spaces kept only between two word characters
-/// (and untouched inside string literals): `redis :: cmd ("SET")` → `redis::cmd("SET")`.
-pub fn normalize(tokens: &str) -> String {
-    let mut out = String::with_capacity(tokens.len());
-    let mut chars = tokens.chars().peekable();
+/// Source text with comments dropped and whitespace kept only between two
+/// word characters (strings untouched), so formatting does not matter:
+/// `redis :: cmd ("SET")` → `redis::cmd("SET")`. Stops once the result is
+/// longer than `limit` bytes: texts are abbreviated anyway, and nested
+/// expressions would otherwise normalise the same bytes again and again.
+fn normalize(src: &str, limit: usize) -> String {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(src.len().min(limit + 4));
+    let mut chars = src.chars().peekable();
     let mut in_str = false;
-    let mut prev: Option<char> = None;
+    let mut space = false;
     while let Some(c) = chars.next() {
+        if out.len() > limit {
+            break;
+        }
         if in_str {
             out.push(c);
             if c == '\\' {
@@ -107,30 +116,52 @@ pub fn normalize(tokens: &str) -> String {
             } else if c == '"' {
                 in_str = false;
             }
-            prev = Some(c);
             continue;
         }
-        if c == '"' {
-            in_str = true;
+        if c == '/' && chars.peek() == Some(&'/') {
+            while chars.next_if(|n| *n != '\n').is_some() {}
+            space = true;
+            continue;
         }
-        if c == ' ' {
-            let word = |c: char| c.is_alphanumeric() || c == '_';
-            if prev.is_some_and(word) && chars.peek().is_some_and(|n| word(*n)) {
-                out.push(' ');
+        if c == '/' && chars.peek() == Some(&'*') {
+            chars.next();
+            let mut prev = ' ';
+            for n in chars.by_ref() {
+                if prev == '*' && n == '/' {
+                    break;
+                }
+                prev = n;
             }
+            space = true;
             continue;
         }
+        if c.is_whitespace() {
+            space = true;
+            continue;
+        }
+        if space && word(c) && out.chars().next_back().is_some_and(word) {
+            out.push(' ');
+        }
+        space = false;
+        in_str = c == '"';
         out.push(c);
-        prev = Some(c);
     }
     out
 }
 
-fn text_of<T: ToTokens>(node: &T) -> String {
-    crate::lang::treesitter::abbreviate(&normalize(&node.to_token_stream().to_string()))
-}
+impl Lowerer<'_> {
+    /// A node's normalised source text; quote's tokens for a node whose span
+    /// does not point into the file.
+    fn text_of<T: Spanned + ToTokens>(&self, node: &T) -> String {
+        let limit = crate::lang::treesitter::MAX_TEXT;
+        let raw = node.span().byte_range();
+        let text = match self.src.get(raw) {
+            Some(s) if !s.is_empty() => normalize(s, limit),
+            _ => normalize(&node.to_token_stream().to_string(), limit),
+        };
+        crate::lang::treesitter::abbreviate(&text)
+    }
 
-impl Lowerer {
     fn func(&self) -> Option<FuncId> {
         self.funcs.last().copied()
     }
@@ -171,7 +202,7 @@ impl Lowerer {
                 syn::FnArg::Typed(pt) => match &*pt.pat {
                     syn::Pat::Ident(pi) => Some(Param {
                         name: pi.ident.to_string(),
-                        ty: Some(text_of(&pt.ty)),
+                        ty: Some(self.text_of(&pt.ty)),
                     }),
                     _ => None,
                 },
@@ -194,7 +225,7 @@ impl Lowerer {
     /// Lowers an expression whose inner calls are already recorded.
     fn expr(&self, e: &syn::Expr) -> Expr {
         let span = sp(e.span());
-        let text = text_of(e);
+        let text = self.text_of(e);
         let wrap = |inner: &syn::Expr| ExprKind::Wrapped(Box::new(self.expr(inner)));
         let kind = match e {
             syn::Expr::Lit(l) => lit(&l.lit),
@@ -205,7 +236,7 @@ impl Lowerer {
                     ExprKind::Name(_) => ExprKind::Name(text.clone()),
                     _ => ExprKind::Member {
                         object: Box::new(base),
-                        name: text_of(&f.member),
+                        name: self.text_of(&f.member),
                     },
                 }
             }
@@ -239,7 +270,7 @@ impl Lowerer {
                 s.fields
                     .iter()
                     .map(|f| {
-                        let key = text_of(&f.member);
+                        let key = self.text_of(&f.member);
                         let k = Expr {
                             kind: ExprKind::Str(key.clone()),
                             text: key,
@@ -256,7 +287,7 @@ impl Lowerer {
     }
 
     fn conditional(&mut self, stmt: Span, cond: &syn::Expr) {
-        let (cond, text, func) = (sp(cond.span()), text_of(cond), self.func());
+        let (cond, text, func) = (sp(cond.span()), self.text_of(cond), self.func());
         self.model.conditionals.push(Conditional {
             stmt,
             cond,
@@ -401,7 +432,7 @@ fn use_paths(tree: &syn::UseTree, prefix: String, span: Span, out: &mut Vec<Impo
     }
 }
 
-impl<'ast> Visit<'ast> for Lowerer {
+impl<'ast> Visit<'ast> for Lowerer<'_> {
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
         let span = sp(f.span());
         self.function(f.sig.ident.to_string(), &f.sig, span, |lw| {
@@ -424,7 +455,7 @@ impl<'ast> Visit<'ast> for Lowerer {
     }
 
     fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
-        self.impl_ty.push(text_of(&i.self_ty));
+        self.impl_ty.push(self.text_of(&i.self_ty));
         visit::visit_item_impl(self, i);
         self.impl_ty.pop();
     }
@@ -435,7 +466,7 @@ impl<'ast> Visit<'ast> for Lowerer {
             if let Some(ident) = &f.ident {
                 let span = sp(f.span());
                 let value = Expr::other("", span);
-                let (target, ty) = (ident.to_string(), Some(text_of(&f.ty)));
+                let (target, ty) = (ident.to_string(), Some(self.text_of(&f.ty)));
                 self.model.assigns.push(Assign {
                     target,
                     ty,
@@ -461,7 +492,7 @@ impl<'ast> Visit<'ast> for Lowerer {
         visit::visit_item_const(self, c);
         let value = self.expr(&c.expr);
         let span = sp(c.span());
-        let (target, ty) = (c.ident.to_string(), Some(text_of(&c.ty)));
+        let (target, ty) = (c.ident.to_string(), Some(self.text_of(&c.ty)));
         self.model.assigns.push(Assign {
             target,
             ty,
@@ -475,7 +506,7 @@ impl<'ast> Visit<'ast> for Lowerer {
         visit::visit_item_static(self, s);
         let value = self.expr(&s.expr);
         let span = sp(s.span());
-        let (target, ty) = (s.ident.to_string(), Some(text_of(&s.ty)));
+        let (target, ty) = (s.ident.to_string(), Some(self.text_of(&s.ty)));
         self.model.assigns.push(Assign {
             target,
             ty,
@@ -495,7 +526,7 @@ impl<'ast> Visit<'ast> for Lowerer {
         let (name, ty) = match &l.pat {
             syn::Pat::Ident(pi) => (pi.ident.to_string(), None),
             syn::Pat::Type(pt) => match &*pt.pat {
-                syn::Pat::Ident(pi) => (pi.ident.to_string(), Some(text_of(&pt.ty))),
+                syn::Pat::Ident(pi) => (pi.ident.to_string(), Some(self.text_of(&pt.ty))),
                 // `let _: () = ...`: the reply is typed away.
                 syn::Pat::Wild(_) => {
                     self.set_usage(&init.expr, Usage::Discarded);
@@ -540,7 +571,11 @@ impl<'ast> Visit<'ast> for Lowerer {
 
     fn visit_expr_return(&mut self, r: &'ast syn::ExprReturn) {
         visit::visit_expr_return(self, r);
-        let value = r.expr.as_deref().map(text_of).unwrap_or_default();
+        let value = r
+            .expr
+            .as_deref()
+            .map(|e| self.text_of(e))
+            .unwrap_or_default();
         self.exit(ExitKind::Return, sp(r.span()), value);
     }
 
@@ -580,7 +615,7 @@ impl<'ast> Visit<'ast> for Lowerer {
 
     fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
         visit::visit_expr_call(self, c);
-        let callee = text_of(&c.func);
+        let callee = self.text_of(&c.func);
         let name = match &*c.func {
             syn::Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
             _ => None,
@@ -617,7 +652,7 @@ impl<'ast> Visit<'ast> for Lowerer {
         let unit = m
             .turbofish
             .as_ref()
-            .is_some_and(|t| t.args.len() == 1 && text_of(&t.args) == "()");
+            .is_some_and(|t| t.args.len() == 1 && self.text_of(&t.args) == "()");
         if unit {
             if let Some(last) = self.model.calls.last_mut() {
                 last.usage = Usage::Discarded;
@@ -708,4 +743,22 @@ pub fn comments(src: &str) -> Vec<Comment> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::normalize;
+
+    #[test]
+    fn normalized_text_ignores_layout_and_comments_but_not_strings() {
+        let src =
+            "redis :: cmd (\"SET  //x\")\n    // take it\n    .arg(&key) /* ttl */ .arg(\"PX\")";
+        assert_eq!(
+            normalize(src, 240),
+            "redis::cmd(\"SET  //x\").arg(&key).arg(\"PX\")"
+        );
+        assert_eq!(normalize("&mut  conn", 240), "&mut conn");
+        assert_eq!(normalize("f( \"a \\\" b\" ,x)", 240), "f(\"a \\\" b\",x)");
+        assert!(normalize(&"x + ".repeat(1000), 240).len() <= 244);
+    }
 }

@@ -17,7 +17,7 @@ use crate::model::{
 /// never need them and deep `Box` chains would cost stack on drop.
 const MAX_EXPR_DEPTH: u32 = 48;
 /// Longer expression texts are abbreviated; keys and TTLs are short.
-const MAX_TEXT: usize = 240;
+pub(crate) const MAX_TEXT: usize = 240;
 
 /// A call node: either a `function` expression (`a.b(..)`), or a `receiver`
 /// plus a `name` (Java `method_invocation`, Ruby `call`), or `new T(..)`.

@@ -61,6 +61,25 @@ impl ProjectConsts {
         }
     }
 
+    /// Was a value found for `w`? (Otherwise re-analysing its file changes nothing.)
+    pub fn provides(&self, w: &Wanted) -> bool {
+        let by_stem = w.stem.as_ref().is_some_and(|s| {
+            self.by_stem
+                .contains_key(&(s.to_ascii_lowercase(), w.name.clone()))
+        });
+        let by_dir = w
+            .dir
+            .as_ref()
+            .is_some_and(|d| self.by_dir.contains_key(&(d.clone(), w.name.clone())));
+        by_stem || by_dir
+    }
+
+    /// Adds `other`'s constants; `other` wins where both define one.
+    pub fn extend(&mut self, other: ProjectConsts) {
+        self.by_stem.extend(other.by_stem);
+        self.by_dir.extend(other.by_dir);
+    }
+
     /// Binds the constants `model` imports (file `path`) as module-level
     /// assignments at the import, so the usual resolution finds them.
     pub fn bind(&self, model: &mut FileModel, path: &Path) {
@@ -161,8 +180,14 @@ pub fn wanted(fa: &FileAnalysis, path: &Path) -> Vec<Wanted> {
         {
             let mut names = Vec::new();
             collect_names(resolve::resolve(model, e, site.func), &mut names);
+            let params = site
+                .func
+                .map_or(&[][..], |f| &model.functions[f].params[..]);
             for n in names {
-                if model.lookup(&n, site.func, usize::MAX).is_some() {
+                // A local or a parameter is not another file's constant.
+                if model.lookup(&n, site.func, usize::MAX).is_some()
+                    || params.iter().any(|p| p.name == n)
+                {
                     continue;
                 }
                 let w = source_of(model, path, &n);
