@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::baseline;
+use crate::cache::{self, Cache};
 
 use crate::catalog::Catalog;
 use crate::checks::{self, Rule};
@@ -116,6 +117,13 @@ pub struct CheckArgs {
     /// Skip files larger than this many bytes (reported as a notice).
     #[arg(long, default_value_t = 5 * 1024 * 1024)]
     pub max_file_size: u64,
+    /// Neither read nor write the analysis cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// The analysis cache's folder (default: `.lock-audit-cache` next to the
+    /// config file, else in the working directory).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -274,6 +282,30 @@ pub(crate) fn settings_from(config: Config, force_exclude: bool) -> Settings {
     }
 }
 
+/// The analysis cache of a run: its key covers everything besides a file's
+/// text that its analysis depends on (config, catalog, rules, size limit).
+fn open_cache(
+    dir: Option<&Path>,
+    config: Option<&Path>,
+    catalog: &Catalog,
+    settings: &Settings,
+) -> std::sync::Arc<Cache> {
+    let dir = dir.map_or_else(
+        || config.and_then(Path::parent).unwrap_or(Path::new("")).join(cache::DIR_NAME),
+        Path::to_path_buf,
+    );
+    let config_text = config.and_then(|p| std::fs::read(p).ok()).unwrap_or_default();
+    let rules: Vec<&str> = settings.rules.iter().map(|r| r.code).collect();
+    let rules = rules.join(",");
+    let inputs: [&[u8]; 4] = [
+        &config_text,
+        catalog.fingerprint.as_bytes(),
+        rules.as_bytes(),
+        &settings.max_file_size.to_le_bytes(),
+    ];
+    std::sync::Arc::new(Cache::open(&dir, &inputs))
+}
+
 /// `--show-settings`: what this run would use, resolved.
 fn show_settings(
     settings: &Settings,
@@ -356,6 +388,7 @@ fn check(args: CheckArgs) -> ExitCode {
         Err(e) => return usage_error(&e),
     };
     let force_exclude = args.force_exclude;
+    let config_path = config.path.clone();
     let fail_on = args.fail_on.or(config.fail_on).unwrap_or(FailOn::Warning);
     let mut settings = Settings {
         rules,
@@ -363,6 +396,10 @@ fn check(args: CheckArgs) -> ExitCode {
         ..settings_from(config, force_exclude)
     };
     settings.paths.shard = args.shard;
+    if !args.no_cache {
+        let dir = args.cache_dir.as_deref();
+        settings.cache = Some(open_cache(dir, config_path.as_deref(), &catalog, &settings));
+    }
     if args.show_settings {
         emit(&show_settings(&settings, &args, &catalog, fail_on));
         return ExitCode::SUCCESS;

@@ -36,14 +36,15 @@ impl Severity {
 }
 
 /// A secondary span with a short caption (the key, the TTL, the release...).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Label {
     pub span: Span,
     pub text: String,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Finding {
+    #[serde(with = "crate::cache::rule")]
     pub rule: &'static Rule,
     pub severity: Severity,
     /// Where the finding points (see rules.md, "Where a finding points").

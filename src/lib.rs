@@ -6,6 +6,7 @@
 //! and is what the CLI, the tests and the benchmark call.
 
 pub mod baseline;
+pub mod cache;
 pub mod catalog;
 pub mod checks;
 pub mod cli;
@@ -46,6 +47,8 @@ pub struct Settings {
     pub paths: discover::PathFilter,
     /// Per-path rule settings.
     pub overrides: Vec<config::Override>,
+    /// Reuse and record analyses in a content-hash cache (`None`: off).
+    pub cache: Option<Arc<cache::Cache>>,
 }
 
 impl Default for Settings {
@@ -58,12 +61,13 @@ impl Default for Settings {
             severity: Vec::new(),
             paths: discover::PathFilter::default(),
             overrides: Vec::new(),
+            cache: None,
         }
     }
 }
 
 /// Why a file was not (fully) analysed.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum NoticeKind {
     /// Skipped on purpose: empty, binary, too large, unsupported.
     Skipped,
@@ -75,7 +79,7 @@ pub enum NoticeKind {
     Internal,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Notice {
     pub path: String,
     pub kind: NoticeKind,
@@ -83,13 +87,15 @@ pub struct Notice {
 }
 
 /// The findings of one file, with its text for rendering.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct FileResult {
     /// The path as walked (relative to the working directory when the root was).
     pub path: String,
     /// The path relative to its scan root.
     pub rel: String,
     pub language: model::Language,
+    /// Not cached: the cache restores it from the file just read.
+    #[serde(skip)]
     pub text: Arc<str>,
     pub findings: Vec<Finding>,
     /// Every lock site of the file, for the `audit` inventory.
@@ -97,7 +103,7 @@ pub struct FileResult {
 }
 
 /// One lock site as the inventory shows it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SiteInfo {
     pub span: model::Span,
     pub backend: String,
@@ -114,9 +120,11 @@ pub struct SiteInfo {
     /// Where each release of this lock is, and whether it checks the owner.
     pub releases: Vec<(model::Span, bool)>,
     /// The codes of the findings that belong to this site.
+    #[serde(with = "crate::cache::codes")]
     pub findings: Vec<&'static str>,
     /// `fencing`, `conditional-write`, `idempotency-key` or `none`.
-    pub protection: &'static str,
+    #[serde(with = "crate::cache::protection")]
+    pub protection: cache::Name,
     /// Does the critical section write?
     pub writes: bool,
 }

@@ -9,7 +9,9 @@ use serde::Serialize;
 use std::collections::HashMap;
 
 /// A byte range `[start, end)` into the file's text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, serde::Deserialize, PartialOrd, Ord,
+)]
 pub struct Span {
     pub start: usize,
     pub end: usize,
@@ -81,7 +83,7 @@ impl Language {
 }
 
 /// What an expression is, as far as the checks care.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub enum ExprKind {
     /// A string literal without interpolation.
     Str(String),
@@ -117,7 +119,7 @@ pub enum ExprKind {
 }
 
 /// An expression: its kind, its normalised source text and where it is.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Expr {
     pub kind: ExprKind,
     pub text: String,

@@ -15,6 +15,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use crate::cache::{self, Stored};
 use crate::catalog::Catalog;
 use crate::discover::{self, SourceFile};
 use crate::lines::LineIndex;
@@ -94,6 +95,7 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
     // Files that import constants first: the wrappers they define then carry
     // resolved TTLs into pass 2.
     if !cx.consts.is_empty() {
+        cx.seal(1, settings);
         second = files
             .par_iter()
             .enumerate()
@@ -114,6 +116,7 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
         }
     }
     if !cx.wrappers.is_empty() {
+        cx.seal(2, settings);
         let callers = Callers::new(&cx.wrappers);
         let both = Prefilter::either(&prefilter, &callers.names);
         let redone: Vec<(usize, Scanned)> = files
@@ -156,6 +159,17 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
                     report.files.push(r);
                 }
             }
+        }
+    }
+    if let Some(cache) = &settings.cache {
+        let (hits, misses) = cache.counts();
+        trace(format_args!("cache: {hits} hits, {misses} misses"));
+        if let Err(e) = cache.save() {
+            report.notices.push(Notice {
+                path: cache.path().display().to_string(),
+                kind: NoticeKind::Failed,
+                reason: format!("cannot write the cache (results are unaffected): {e}"),
+            });
         }
     }
     report.summary.elapsed_ms = start.elapsed().as_millis();
@@ -328,6 +342,25 @@ impl Callers {
 struct Context {
     wrappers: Vec<Wrapper>,
     consts: ProjectConsts,
+    /// 0 for pass 1, 1 for files importing constants, 2 for wrapper callers.
+    stage: u8,
+    /// The hash of `wrappers` and `consts`, part of the cache key from
+    /// stage 1 on; `None` turns the cache off for the stage.
+    fingerprint: Option<String>,
+}
+
+impl Context {
+    /// Fixes the context for `stage`: a stable order, and its fingerprint
+    /// when a cache is in use.
+    fn seal(&mut self, stage: u8, settings: &Settings) {
+        self.stage = stage;
+        self.wrappers
+            .sort_by(|a, b| (&a.path, a.line, &a.name).cmp(&(&b.path, b.line, &b.name)));
+        self.fingerprint = settings.cache.as_ref().and_then(|_| {
+            let wrappers = serde_json::to_vec(&self.wrappers).ok()?;
+            Some(cache::hash(&[&wrappers, &self.consts.fingerprint()?]))
+        });
+    }
 }
 
 /// The module-level constants that files define for the names others want:
@@ -400,9 +433,39 @@ fn scan_file(
     let Some(text) = read_text(file, settings, prefilter, &mut notices) else {
         return (Outcome::Unparsed, notices);
     };
+    // Pass 1 depends on the text alone; later stages also on the context.
+    let fingerprint = if cx.stage == 0 { Some("") } else { cx.fingerprint.as_deref() };
+    let cached = settings
+        .cache
+        .as_deref()
+        .zip(fingerprint)
+        .map(|(c, fp)| (c, cache::hash(&[text.as_bytes(), fp.as_bytes()])));
+    if let Some((cache, key)) = &cached {
+        if let Some(stored) = cache.get(&file.path, cx.stage, key) {
+            notices.extend(stored.notices);
+            let result = stored.result.map(|r| FileResult {
+                path: file.path.display().to_string(),
+                rel: file.rel.clone(),
+                text,
+                ..r
+            });
+            return (Outcome::Parsed(result, stored.wrappers, stored.wanted), notices);
+        }
+    }
     let started = Instant::now();
-    let outcome = analyse_text(file, text, catalog, settings, cx, &mut notices);
+    let mut analysed = Vec::new();
+    let outcome = analyse_text(file, text, catalog, settings, cx, &mut analysed);
     trace(format_args!("  {:?} {}", started.elapsed(), file.rel));
+    if let (Some((cache, key)), Outcome::Parsed(result, wrappers, wanted)) = (cached, &outcome) {
+        let stored = Stored {
+            result: result.clone(),
+            wrappers: wrappers.clone(),
+            wanted: wanted.clone(),
+            notices: analysed.clone(),
+        };
+        cache.put(&file.path, cx.stage, key, stored);
+    }
+    notices.extend(analysed);
     (outcome, notices)
 }
 
@@ -422,7 +485,9 @@ pub fn analyse_source(
             .filter(|w| w.path != file.path)
             .cloned()
             .collect(),
-        consts: ProjectConsts::default(),
+        // Not a pass-1 context: never served from or written to a cache.
+        stage: 2,
+        ..Context::default()
     };
     let mut notices = Vec::new();
     let outcome = catch_unwind(AssertUnwindSafe(|| {

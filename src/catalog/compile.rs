@@ -46,6 +46,11 @@ pub fn read_dir(dir: &Path) -> Result<Vec<(String, String)>, CatalogError> {
 /// Parses and validates all sources into one catalog.
 pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
     let mut cat = Catalog::default();
+    let texts: Vec<&[u8]> = sources
+        .iter()
+        .flat_map(|(path, src)| [path.as_bytes(), src.as_bytes()])
+        .collect();
+    cat.fingerprint = crate::cache::hash(&texts);
     let mut files = Vec::new();
     for (path, src) in sources {
         let raw: RawFile = match serde_yaml::from_str(src) {

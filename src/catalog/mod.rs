@@ -108,6 +108,8 @@ impl CommandSpec {
 /// The compiled, indexed catalog.
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
+    /// The hash of the YAML it was compiled from (part of the cache key).
+    pub fingerprint: String,
     pub libraries: Vec<Library>,
     pub apis: Vec<Api>,
     pub commands: HashMap<String, CommandSpec>,

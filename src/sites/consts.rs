@@ -14,7 +14,7 @@ use super::{resolve, FileAnalysis, Ttl};
 use crate::model::{Assign, Expr, ExprKind, FileModel, Language, Span};
 
 /// A name a file uses but does not define, and where it may come from.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Wanted {
     pub name: String,
     /// The defining module's file stem (`settings`, `config`, `Constants`).
@@ -72,6 +72,16 @@ impl ProjectConsts {
             .as_ref()
             .is_some_and(|d| self.by_dir.contains_key(&(d.clone(), w.name.clone())));
         by_stem || by_dir
+    }
+
+    /// The constants in a stable order, serialised: part of the cache key of
+    /// the files that import them (`None` if a value cannot be serialised).
+    pub fn fingerprint(&self) -> Option<Vec<u8>> {
+        let mut stems: Vec<_> = self.by_stem.iter().collect();
+        stems.sort_by(|a, b| a.0.cmp(b.0));
+        let mut dirs: Vec<_> = self.by_dir.iter().collect();
+        dirs.sort_by(|a, b| a.0.cmp(b.0));
+        serde_json::to_vec(&(stems, dirs)).ok()
     }
 
     /// Adds `other`'s constants; `other` wins where both define one.

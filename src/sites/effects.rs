@@ -9,7 +9,7 @@ use crate::catalog::Catalog;
 use crate::model::{mentions, Call, FileModel, Span};
 
 /// A call in a critical section with a catalogued effect.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Effect {
     pub kind: String,
     pub span: Span,
@@ -22,7 +22,7 @@ pub struct Effect {
     pub text: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Protection {
     Fencing,
     ConditionalWrite,

@@ -25,7 +25,7 @@ use crate::model::{CallId, Expr, FileModel, FuncId, Span};
 use command::Command;
 
 /// What a double grant of this lock would cost.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Class {
     Correctness,
@@ -44,7 +44,7 @@ impl Class {
 }
 
 /// The lock's expiry as the acquisition sets it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub enum Ttl {
     /// Set atomically with the acquisition; the expression if one was written.
     Given(Option<Expr>),
@@ -88,7 +88,7 @@ impl Wait {
 }
 
 /// How long an acquisition may block.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub enum Wait {
     /// A bound was written.
     Given(Expr),
@@ -103,7 +103,7 @@ pub enum Wait {
 }
 
 /// One lock acquisition.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct LockSite {
     pub library: String,
     pub backend: String,
@@ -165,7 +165,7 @@ pub struct LockSite {
 }
 
 /// Where a lock site comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub enum SiteKind {
     /// A raw command (`SET NX`, `SETNX`), possibly inside a Lua script.
     Command,

@@ -14,7 +14,7 @@ use super::{resolve, FileAnalysis, LockSite};
 use crate::model::{mentions, Call, FileModel, Function, GuardKind, Language};
 
 /// A function that acquires a lock for its callers.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Wrapper {
     /// The function's own name (`distributed_lock`, `withLock`).
     pub name: String,

@@ -1,0 +1,275 @@
+//! The content-hash cache (`.lock-audit-cache/`): a file's analysis is reused
+//! while its text and everything the analysis depends on are unchanged.
+//!
+//! One cache file per *run key*: the lock-audit version and binary, the
+//! config file, the catalog's YAML and the rule selection. Inside it, one entry
+//! per file and stage (pass 1, or a pass-2 re-analysis), keyed by the hash of
+//! the text and, for pass 2, of what pass 1 found in other files (wrappers,
+//! constants). Only files that passed the prefilter have entries: for the
+//! others, reading them is the whole cost and the prefilter is as cheap as
+//! hashing them. A missing, stale or damaged cache is rebuilt; it never
+//! changes a result.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use crate::sites::consts::Wanted;
+use crate::sites::wrapper::Wrapper;
+use crate::{FileResult, Notice};
+
+/// A `&'static str` field: spelled as an alias so that serde does not try to
+/// borrow it from the input (it is looked up in a fixed set instead).
+pub type Name = &'static str;
+
+/// The default folder name, under the config file's folder (else the working directory).
+pub const DIR_NAME: &str = ".lock-audit-cache";
+
+/// What an analysis produced for one file, as stored.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Stored {
+    pub result: Option<FileResult>,
+    pub wrappers: Vec<Wrapper>,
+    pub wanted: Vec<Wanted>,
+    pub notices: Vec<Notice>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Entry {
+    key: String,
+    stored: Stored,
+}
+
+#[derive(Default, Deserialize)]
+struct Contents {
+    entries: HashMap<String, Entry>,
+}
+
+/// [`Contents`] as written: the old entries with this run's over them.
+#[derive(Serialize)]
+struct Merged<'a> {
+    entries: HashMap<&'a str, &'a Entry>,
+}
+
+/// An open cache: read once at the start, written once at the end.
+pub struct Cache {
+    dir: PathBuf,
+    file: PathBuf,
+    old: Contents,
+    new: Mutex<HashMap<String, Entry>>,
+    hits: AtomicUsize,
+    misses: AtomicUsize,
+}
+
+impl std::fmt::Debug for Cache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Cache({})", self.file.display())
+    }
+}
+
+/// Hex BLAKE3 of `parts`, each length-prefixed so that boundaries count.
+pub fn hash(parts: &[&[u8]]) -> String {
+    let mut h = blake3::Hasher::new();
+    for p in parts {
+        h.update(&(p.len() as u64).to_le_bytes());
+        h.update(p);
+    }
+    h.finalize().to_hex().to_string()
+}
+
+/// The binary's identity: a rebuilt lock-audit of the same version must not
+/// read results its predecessor computed.
+fn binary_identity() -> Vec<u8> {
+    let meta = std::env::current_exe().and_then(std::fs::metadata);
+    match meta {
+        Ok(m) => {
+            let modified = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            format!("{}:{modified}", m.len()).into_bytes()
+        }
+        Err(_) => Vec::new(),
+    }
+}
+
+impl Cache {
+    /// Opens the cache in `dir` for a run whose settings are described by
+    /// `inputs` (config text, catalog YAML, rule selection...).
+    pub fn open(dir: &Path, inputs: &[&[u8]]) -> Cache {
+        let exe = binary_identity();
+        let mut parts: Vec<&[u8]> = vec![env!("CARGO_PKG_VERSION").as_bytes(), &exe];
+        parts.extend_from_slice(inputs);
+        let key = hash(&parts);
+        let file = dir.join(format!("{}.json", &key[..32]));
+        // A damaged or foreign file is as good as none: it is rebuilt.
+        let old = std::fs::read(&file)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        Cache {
+            dir: dir.to_path_buf(),
+            file,
+            old,
+            new: Mutex::new(HashMap::new()),
+            hits: AtomicUsize::new(0),
+            misses: AtomicUsize::new(0),
+        }
+    }
+
+    fn slot(path: &Path, stage: u8) -> String {
+        format!("{}#{stage}", path.display())
+    }
+
+    /// The stored analysis of `path` at `stage`, if `key` still matches.
+    pub fn get(&self, path: &Path, stage: u8, key: &str) -> Option<Stored> {
+        let slot = Self::slot(path, stage);
+        let found = self
+            .old
+            .entries
+            .get(&slot)
+            .filter(|e| e.key == key)
+            .map(|e| e.stored.clone());
+        let counter = if found.is_some() {
+            &self.hits
+        } else {
+            &self.misses
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        found
+    }
+
+    /// Remembers an analysis (written by [`Cache::save`]).
+    pub fn put(&self, path: &Path, stage: u8, key: String, stored: Stored) {
+        if let Ok(mut new) = self.new.lock() {
+            new.insert(Self::slot(path, stage), Entry { key, stored });
+        }
+    }
+
+    /// (hits, misses) so far.
+    pub fn counts(&self) -> (usize, usize) {
+        (
+            self.hits.load(Ordering::Relaxed),
+            self.misses.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Writes the entries of this run over the old ones, dropping entries
+    /// of files that no longer exist. Atomic: a temporary file, then a rename.
+    /// Nothing is written when every file was a hit.
+    pub fn save(&self) -> Result<(), String> {
+        let new = self.new.lock().map_err(|e| e.to_string())?;
+        if new.is_empty() {
+            return Ok(());
+        }
+        let exists = |slot: &str| {
+            let path = slot.rsplit_once('#').map_or(slot, |(p, _)| p);
+            Path::new(path).exists()
+        };
+        let mut entries: HashMap<&str, &Entry> = self
+            .old
+            .entries
+            .iter()
+            .filter(|(slot, _)| exists(slot))
+            .map(|(slot, e)| (slot.as_str(), e))
+            .collect();
+        entries.extend(new.iter().map(|(slot, e)| (slot.as_str(), e)));
+        let bytes = serde_json::to_vec(&Merged { entries }).map_err(|e| e.to_string())?;
+        std::fs::create_dir_all(&self.dir).map_err(|e| e.to_string())?;
+        // Keep the cache out of version control, and out of backups.
+        let ignore = self.dir.join(".gitignore");
+        if !ignore.exists() {
+            std::fs::write(&ignore, "# Created by lock-audit\n*\n").map_err(|e| e.to_string())?;
+            std::fs::write(
+                self.dir.join("CACHEDIR.TAG"),
+                "Signature: 8a477f597d28d172789f06886806bc55\n# lock-audit's cache: https://bford.info/cachedir/\n",
+            )
+            .map_err(|e| e.to_string())?;
+        }
+        let tmp = self
+            .file
+            .with_extension(format!("tmp{}", std::process::id()));
+        std::fs::write(&tmp, bytes).map_err(|e| e.to_string())?;
+        std::fs::rename(&tmp, &self.file).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            e.to_string()
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.file
+    }
+}
+
+/// `&'static Rule` as its code.
+pub mod rule {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::checks::{Rule, REGISTRY};
+
+    pub fn serialize<S: Serializer>(rule: &&'static Rule, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(rule.code)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<&'static Rule, D::Error> {
+        let code = String::deserialize(d)?;
+        REGISTRY
+            .iter()
+            .copied()
+            .find(|r| r.code == code)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown rule {code}")))
+    }
+}
+
+/// Rule codes (`&'static str`), checked against the registry.
+pub mod codes {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use crate::checks::REGISTRY;
+
+    pub fn serialize<S: Serializer>(codes: &[&'static str], s: S) -> Result<S::Ok, S::Error> {
+        codes.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<&'static str>, D::Error> {
+        Vec::<String>::deserialize(d)?
+            .iter()
+            .map(|code| {
+                REGISTRY
+                    .iter()
+                    .find(|r| r.code == code)
+                    .map(|r| r.code)
+                    .ok_or_else(|| serde::de::Error::custom(format!("unknown rule {code}")))
+            })
+            .collect()
+    }
+}
+
+/// A site's protection name (`&'static str`), one of the known ones.
+pub mod protection {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::sites::effects::Protection;
+
+    pub fn serialize<S: Serializer>(name: &&'static str, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(name)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+        let name = String::deserialize(d)?;
+        [
+            Protection::Fencing,
+            Protection::ConditionalWrite,
+            Protection::IdempotencyKey,
+        ]
+        .map(Protection::name)
+        .into_iter()
+        .chain(["none"])
+        .find(|n| *n == name)
+        .ok_or_else(|| serde::de::Error::custom(format!("unknown protection {name}")))
+    }
+}
