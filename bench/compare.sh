@@ -3,6 +3,8 @@
 # prefilter's literals) and, when installed, semgrep and ast-grep running the
 # two-rule pack in bench/peers/. Prints wall time, CPU time, peak RSS, files/s,
 # lines/s and the ratio to rg: medians of --runs runs after one warm-up.
+# lock-audit runs twice: cold (--no-cache) and re-scanning with a warm cache
+# (`la-cached`).
 #
 #   bench/compare.sh [--lines 1500000] [--runs 5] [--no-peers]
 #
@@ -60,7 +62,9 @@ measure() {
 }
 
 measure "rg" rg --no-config -i -F -l -f "$tmp/triggers.txt" "$corpus"
-measure "lock-audit" "$bin" check "$corpus" --format json --exit-zero
+# Cold: no cache. Cached: the warm-up run fills a cache that the measured runs reuse.
+measure "lock-audit" "$bin" check "$corpus" --format json --exit-zero --no-cache
+measure "la-cached" "$bin" check "$corpus" --format json --exit-zero --cache-dir "$tmp/cache"
 if [ "$peers" = 1 ] && command -v semgrep >/dev/null; then
   # No network: no metrics, no version check.
   SEMGREP_ENABLE_VERSION_CHECK=0 measure "semgrep" semgrep scan --metrics=off --disable-version-check \
@@ -74,7 +78,7 @@ python3 - "$tmp" "$files" "$total_lines" "$runs" <<'PY'
 import os, statistics, sys
 tmp, files, lines, runs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 rows = {}
-for name in ["rg", "lock-audit", "semgrep", "ast-grep"]:
+for name in ["rg", "lock-audit", "la-cached", "semgrep", "ast-grep"]:
     path = os.path.join(tmp, name)
     if not os.path.exists(path):
         continue

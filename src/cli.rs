@@ -31,7 +31,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Scan files and directories for lock findings (default: the current directory).
-    Check(CheckArgs),
+    Check(Box<CheckArgs>),
     /// Inventory every lock site: backend, library, key, TTL, wait, releases, findings.
     Audit(AuditArgs),
     /// Print a rule's documentation: what it flags, why it breaks, what to do instead.
@@ -117,6 +117,9 @@ pub struct CheckArgs {
     /// Skip files larger than this many bytes (reported as a notice).
     #[arg(long, default_value_t = 5 * 1024 * 1024)]
     pub max_file_size: u64,
+    /// Analyse minified JavaScript/TypeScript bundles too (default: skipped with a notice).
+    #[arg(long)]
+    pub include_minified: bool,
     /// Neither read nor write the analysis cache.
     #[arg(long)]
     pub no_cache: bool,
@@ -183,7 +186,7 @@ pub fn main_with(args: impl IntoIterator<Item = String>) -> ExitCode {
         }
     };
     match cli.command {
-        Command::Check(args) => check(args),
+        Command::Check(args) => check(*args),
         Command::Audit(args) => audit(args),
         Command::Explain { rule } => explain(&rule),
         Command::Rules => rules(),
@@ -270,6 +273,7 @@ pub(crate) fn settings_from(config: Config, force_exclude: bool) -> Settings {
     Settings {
         classify: config.classify,
         require_reason: config.require_reason.unwrap_or(true),
+        include_minified: config.include_minified.unwrap_or(false),
         severity: config.severity,
         overrides: config.overrides,
         paths: crate::discover::PathFilter {
@@ -291,17 +295,25 @@ fn open_cache(
     settings: &Settings,
 ) -> std::sync::Arc<Cache> {
     let dir = dir.map_or_else(
-        || config.and_then(Path::parent).unwrap_or(Path::new("")).join(cache::DIR_NAME),
+        || {
+            config
+                .and_then(Path::parent)
+                .unwrap_or(Path::new(""))
+                .join(cache::DIR_NAME)
+        },
         Path::to_path_buf,
     );
-    let config_text = config.and_then(|p| std::fs::read(p).ok()).unwrap_or_default();
+    let config_text = config
+        .and_then(|p| std::fs::read(p).ok())
+        .unwrap_or_default();
     let rules: Vec<&str> = settings.rules.iter().map(|r| r.code).collect();
     let rules = rules.join(",");
-    let inputs: [&[u8]; 4] = [
+    let inputs: [&[u8]; 5] = [
         &config_text,
         catalog.fingerprint.as_bytes(),
         rules.as_bytes(),
         &settings.max_file_size.to_le_bytes(),
+        &[u8::from(settings.include_minified)],
     ];
     std::sync::Arc::new(Cache::open(&dir, &inputs))
 }
@@ -324,7 +336,7 @@ fn show_settings(
         .clone()
         .or_else(|| config::find(args.paths.first().map_or(Path::new("."), PathBuf::as_path)));
     format!(
-        "config: {}\npaths: {}\nrules: {}\nseverity overrides: {}\nfail-on: {}\nclassify patterns: {}\nrequire-reason: {}\ncatalog: {} libraries, {} APIs, {} SQL locks\nmax-file-size: {}\n",
+        "config: {}\npaths: {}\nrules: {}\nseverity overrides: {}\nfail-on: {}\nclassify patterns: {}\nrequire-reason: {}\ncatalog: {} libraries, {} APIs, {} SQL locks\nmax-file-size: {}\ninclude-minified: {}\ncache: {}\n",
         config.map_or("(none)".into(), |p| p.display().to_string()),
         args.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" "),
         codes.join(", "),
@@ -336,6 +348,11 @@ fn show_settings(
         catalog.apis.len(),
         catalog.sql.len(),
         settings.max_file_size,
+        settings.include_minified,
+        settings
+            .cache
+            .as_ref()
+            .map_or("off".into(), |c| c.path().display().to_string()),
     )
 }
 
@@ -393,6 +410,7 @@ fn check(args: CheckArgs) -> ExitCode {
     let mut settings = Settings {
         rules,
         max_file_size: args.max_file_size,
+        include_minified: args.include_minified || config.include_minified.unwrap_or(false),
         ..settings_from(config, force_exclude)
     };
     settings.paths.shard = args.shard;

@@ -30,6 +30,8 @@ struct RawConfig {
     classify: Vec<RawClassify>,
     /// A suppression without a reason is LA001 (default true).
     require_reason: Option<bool>,
+    /// Analyse minified JavaScript/TypeScript too (default false: skipped with a notice).
+    include_minified: Option<bool>,
     /// Severity per rule: `LA105: error`, `unused-suppression: info`.
     #[serde(default)]
     severity: std::collections::BTreeMap<String, Severity>,
@@ -120,6 +122,7 @@ pub struct Config {
     pub classify: Vec<ClassifyRule>,
     /// `None` when the file does not say: reasons are then required.
     pub require_reason: Option<bool>,
+    pub include_minified: Option<bool>,
     pub severity: Vec<(&'static str, Severity)>,
     pub include: Option<GlobSet>,
     pub exclude: Option<GlobSet>,
@@ -277,6 +280,7 @@ pub fn parse(path: &Path, shown: &str, src: &str) -> Result<Config, Box<YamlErro
         rules: raw.rules.iter().map(|r| base.join(r)).collect(),
         classify,
         require_reason: raw.require_reason,
+        include_minified: raw.include_minified,
         severity,
         include,
         exclude,

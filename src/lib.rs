@@ -37,6 +37,8 @@ pub struct Settings {
     pub rules: Vec<&'static Rule>,
     /// Files larger than this are skipped with a notice.
     pub max_file_size: u64,
+    /// Analyse minified JavaScript/TypeScript (otherwise skipped with a notice).
+    pub include_minified: bool,
     /// `classify:` patterns from `lock-audit.yaml`.
     pub classify: Vec<config::ClassifyRule>,
     /// A suppression without `reason="..."` is LA001 (default true).
@@ -56,6 +58,7 @@ impl Default for Settings {
         Settings {
             rules: checks::defaults(),
             max_file_size: 5 * 1024 * 1024,
+            include_minified: false,
             classify: Vec::new(),
             require_reason: true,
             severity: Vec::new(),

@@ -695,3 +695,132 @@ fn per_path_overrides() {
         .code(2)
         .stderr(predicate::str::contains("unknown rule `LA999`"));
 }
+
+/// `check --format concise` of `dir` with the cache in `cache`; (stdout, stderr).
+fn cached_check(dir: &std::path::Path, cache: &std::path::Path) -> (String, String) {
+    let out = lock_audit()
+        .args(["check", "--verbose", "--format", "concise", "--exit-zero"])
+        .arg(dir)
+        .arg("--cache-dir")
+        .arg(cache)
+        .env("LOCK_AUDIT_TRACE", "1")
+        .assert()
+        .code(0);
+    let o = out.get_output();
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn cache_reuses_unchanged_files_and_never_serves_stale_results() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (d, cache) = (tmp.path().join("src"), tmp.path().join("cache"));
+    fs::create_dir_all(d.join("claims")).unwrap();
+    let wrapper = "import redis\nr = redis.Redis()\n\n\ndef try_claim(job, token):\n    return r.set(f'claim:{job}', token, nx=True, ex=60)\n";
+    fs::write(d.join("claims/__init__.py"), wrapper).unwrap();
+    fs::write(
+        d.join("jobs.py"),
+        "from claims import try_claim\n\n\ndef export(job, token):\n    try_claim(job, token)\n",
+    )
+    .unwrap();
+    fs::write(
+        d.join("a.py"),
+        "import redis\nr = redis.Redis()\nr.set('lock:a', 'x', nx=True)\n",
+    )
+    .unwrap();
+    fs::write(
+        d.join("broken.py"),
+        "import redis\nr = redis.Redis(\ndef (:\n",
+    )
+    .unwrap();
+
+    let (first, err) = cached_check(&d, &cache);
+    assert!(err.contains("cache: 0 hits"), "{err}");
+    assert!(first.contains("a.py:3:1: LA101"), "{first}");
+    assert!(
+        first.contains("jobs.py:5:5: LA104"),
+        "cross-file finding: {first}"
+    );
+    assert!(first.contains("syntax error at line"), "{first}");
+    assert!(cache.join(".gitignore").exists() && cache.join("CACHEDIR.TAG").exists());
+
+    // Unchanged: every analysis comes from the cache, findings and notices alike.
+    let (second, err) = cached_check(&d, &cache);
+    assert!(err.contains(" 0 misses"), "{err}");
+    assert_eq!(first, second);
+
+    // A changed file is analysed again.
+    fs::write(
+        d.join("a.py"),
+        "import redis\nr = redis.Redis()\nr.set('lock:a', 'x', nx=True, px=500)\n",
+    )
+    .unwrap();
+    let (third, _) = cached_check(&d, &cache);
+    assert!(!third.contains("a.py:3:1: LA101"), "{third}");
+
+    // An unchanged caller whose wrapper changed elsewhere is analysed again.
+    assert!(second.contains("try-acquire of lock `job`"), "{second}");
+    fs::write(
+        d.join("claims/__init__.py"),
+        wrapper.replace("f'claim:{job}'", "'claim:all'"),
+    )
+    .unwrap();
+    let (fourth, _) = cached_check(&d, &cache);
+    assert!(
+        fourth.contains("try-acquire of lock `'claim:all'`"),
+        "{fourth}"
+    );
+
+    // A damaged cache is rebuilt, not trusted.
+    for f in fs::read_dir(&cache).unwrap().flatten() {
+        if f.path().extension().is_some_and(|e| e == "json") {
+            fs::write(f.path(), "{not json").unwrap();
+        }
+    }
+    let (fifth, err) = cached_check(&d, &cache);
+    assert!(err.contains("cache: 0 hits"), "{err}");
+    assert_eq!(fourth, fifth);
+
+    // --no-cache neither reads nor writes one.
+    let unused = tmp.path().join("unused");
+    lock_audit()
+        .args(["check", "--exit-zero", "--no-cache", "--cache-dir"])
+        .arg(&unused)
+        .arg(&d)
+        .assert()
+        .code(0);
+    assert!(!unused.exists());
+}
+
+#[test]
+fn minified_bundles_are_skipped_with_a_notice_unless_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let filler: String = (0..2000)
+        .map(|i| format!("function f{i}(a){{return a*{i}}};"))
+        .collect();
+    let bundle = format!(
+        "const Redis=require(\"ioredis\");const r=new Redis();{filler}async function g(){{await r.set(\"lock:x\",\"1\",\"NX\")}}\n"
+    );
+    fs::write(dir.path().join("app.min.js"), bundle).unwrap();
+    lock_audit()
+        .args(["check", "--no-cache", "--verbose", "--format", "concise"])
+        .arg(dir.path())
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("skipped: minified"))
+        .stdout(predicate::str::contains("--include-minified"));
+    lock_audit()
+        .args([
+            "check",
+            "--no-cache",
+            "--include-minified",
+            "--format",
+            "concise",
+        ])
+        .arg(dir.path())
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("LA101"));
+}
