@@ -140,10 +140,38 @@ pub fn parse(parser: &mut Parser, table: &NodeTable, text: &str) -> Result<Tree,
         .ok_or_else(|| "the parser gave up (timeout or cancellation)".into())
 }
 
+/// Every node kind name of `table`'s grammar, by kind id: built once per
+/// table (TypeScript has two grammars) and kept for the process.
+fn kind_names(table: &'static NodeTable) -> &'static [&'static str] {
+    use std::sync::Mutex;
+    type Names = &'static [&'static str];
+    static BUILT: Mutex<Vec<(usize, Names)>> = Mutex::new(Vec::new());
+    let id = std::ptr::from_ref(table) as usize;
+    let Ok(mut built) = BUILT.lock() else {
+        return &[];
+    };
+    if let Some((_, names)) = built.iter().find(|(t, _)| *t == id) {
+        return names;
+    }
+    let grammar = (table.grammar)();
+    let names: Vec<&'static str> = (0..grammar.node_kind_count())
+        .map(|id| {
+            u16::try_from(id)
+                .ok()
+                .and_then(|id| grammar.node_kind_for_id(id))
+                .unwrap_or("")
+        })
+        .collect();
+    let names: Names = Box::leak(names.into_boxed_slice());
+    built.push((id, names));
+    names
+}
+
 /// Lowers a parsed tree into the model.
-pub fn lower(table: &NodeTable, tree: &Tree, text: &str) -> FileModel {
+pub fn lower(table: &'static NodeTable, tree: &Tree, text: &str) -> FileModel {
     let mut lw = Lowerer {
         t: table,
+        kinds: kind_names(table),
         src: text,
         model: FileModel::new(table.language, Span::new(0, text.len())),
         block_stack: vec![0],
@@ -157,6 +185,7 @@ pub fn lower(table: &NodeTable, tree: &Tree, text: &str) -> FileModel {
 
 struct Lowerer<'a> {
     t: &'a NodeTable,
+    kinds: &'static [&'static str],
     src: &'a str,
     model: FileModel,
     block_stack: Vec<BlockId>,
@@ -273,6 +302,16 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// `node.kind()` from a table: tree-sitter's own measures and validates
+    /// the C string on every call, and the walk asks for every node.
+    fn kind(&self, node: Node) -> &'static str {
+        self.kinds
+            .get(usize::from(node.kind_id()))
+            .copied()
+            .filter(|k| !k.is_empty())
+            .unwrap_or_else(|| node.kind())
+    }
+
     fn current_func(&self) -> Option<FuncId> {
         self.func_stack.last().copied()
     }
@@ -301,7 +340,7 @@ impl<'a> Lowerer<'a> {
         field: Option<&'static str>,
         parent: Option<Node<'t>>,
     ) -> Frame<'t> {
-        let kind = node.kind();
+        let kind = self.kind(node);
         let t = self.t;
         let mut frame = Frame {
             node,
@@ -313,6 +352,10 @@ impl<'a> Lowerer<'a> {
         };
         if node.is_error() || node.is_missing() {
             self.model.syntax_errors.push(span(node));
+        }
+        // Punctuation and keywords open nothing (about half of all nodes).
+        if !node.is_named() {
+            return frame;
         }
         if has(t.comments, kind) {
             let raw = &self.src[node.byte_range()];
@@ -364,7 +407,7 @@ impl<'a> Lowerer<'a> {
         } else if parent.is_some_and(|p| {
             t.guarded_bodies
                 .iter()
-                .any(|(k, f)| *k == p.kind() && field == Some(*f))
+                .any(|(k, f)| *k == self.kind(p) && field == Some(*f))
         }) {
             self.push_block(GuardKind::With, span(node));
             frame.pushed_block = true;
@@ -386,7 +429,7 @@ impl<'a> Lowerer<'a> {
             pushed_class,
             ..
         } = frame;
-        let kind = node.kind();
+        let kind = self.kind(node);
         let t = self.t;
         if pushed_block {
             self.block_stack.pop();
