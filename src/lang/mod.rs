@@ -9,6 +9,7 @@ pub mod javascript;
 pub mod python;
 pub mod ruby;
 pub mod rust;
+mod rust_edges;
 pub mod treesitter;
 
 use std::cell::RefCell;

@@ -14,6 +14,7 @@ use quote::ToTokens;
 use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
 
+use super::rust_edges::span_of;
 use crate::model::{
     Arg, Assign, Block, BlockId, Call, CallId, Comment, Conditional, Exit, ExitKind, Expr,
     ExprKind, FileModel, FuncId, Function, GuardKind, Import, Language, Param, Span, Usage,
@@ -150,12 +151,17 @@ fn normalize(src: &str, limit: usize) -> String {
 }
 
 impl Lowerer<'_> {
-    /// A node's normalised source text; quote's tokens for a node whose span
-    /// does not point into the file.
+    /// A small node's normalised source text (types, members, paths).
     fn text_of<T: Spanned + ToTokens>(&self, node: &T) -> String {
+        let r = node.span().byte_range();
+        self.text_at(Span::new(r.start, r.end), node)
+    }
+
+    /// The normalised source text at `span`; quote's tokens for `node` when
+    /// the span does not point into the file.
+    fn text_at(&self, span: Span, node: &impl ToTokens) -> String {
         let limit = crate::lang::treesitter::MAX_TEXT;
-        let raw = node.span().byte_range();
-        let text = match self.src.get(raw) {
+        let text = match self.src.get(span.start..span.end) {
             Some(s) if !s.is_empty() => normalize(s, limit),
             _ => normalize(&node.to_token_stream().to_string(), limit),
         };
@@ -224,8 +230,8 @@ impl Lowerer<'_> {
 
     /// Lowers an expression whose inner calls are already recorded.
     fn expr(&self, e: &syn::Expr) -> Expr {
-        let span = sp(e.span());
-        let text = self.text_of(e);
+        let span = span_of(e);
+        let text = self.text_at(span, e);
         let wrap = |inner: &syn::Expr| ExprKind::Wrapped(Box::new(self.expr(inner)));
         let kind = match e {
             syn::Expr::Lit(l) => lit(&l.lit),
@@ -287,7 +293,8 @@ impl Lowerer<'_> {
     }
 
     fn conditional(&mut self, stmt: Span, cond: &syn::Expr) {
-        let (cond, text, func) = (sp(cond.span()), self.text_of(cond), self.func());
+        let span = span_of(cond);
+        let (cond, text, func) = (span, self.text_at(span, cond), self.func());
         self.model.conditionals.push(Conditional {
             stmt,
             cond,
@@ -322,7 +329,7 @@ impl Lowerer<'_> {
                 syn::Expr::Await(a) => &a.base,
                 syn::Expr::Try(t) => &t.expr,
                 syn::Expr::Call(_) | syn::Expr::MethodCall(_) => {
-                    return self.calls_by_span.get(&sp(e.span())).copied()
+                    return self.calls_by_span.get(&span_of(e)).copied()
                 }
                 _ => return None,
             };
@@ -434,21 +441,21 @@ fn use_paths(tree: &syn::UseTree, prefix: String, span: Span, out: &mut Vec<Impo
 
 impl<'ast> Visit<'ast> for Lowerer<'_> {
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
-        let span = sp(f.span());
+        let span = span_of(f);
         self.function(f.sig.ident.to_string(), &f.sig, span, |lw| {
             visit::visit_item_fn(lw, f)
         });
     }
 
     fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
-        let span = sp(f.span());
+        let span = span_of(f);
         self.function(f.sig.ident.to_string(), &f.sig, span, |lw| {
             visit::visit_impl_item_fn(lw, f)
         });
     }
 
     fn visit_trait_item_fn(&mut self, f: &'ast syn::TraitItemFn) {
-        let span = sp(f.span());
+        let span = span_of(f);
         self.function(f.sig.ident.to_string(), &f.sig, span, |lw| {
             visit::visit_trait_item_fn(lw, f)
         });
@@ -521,7 +528,7 @@ impl<'ast> Visit<'ast> for Lowerer<'_> {
         let Some(init) = &l.init else { return };
         if init.diverge.is_some() {
             // `let Some(x) = f() else { return }`: a branch on the value.
-            self.conditional(sp(l.span()), &init.expr);
+            self.conditional(span_of(l), &init.expr);
         }
         let (name, ty) = match &l.pat {
             syn::Pat::Ident(pi) => (pi.ident.to_string(), None),
@@ -542,7 +549,7 @@ impl<'ast> Visit<'ast> for Lowerer<'_> {
         };
         self.set_usage(&init.expr, Usage::Assigned(name.clone()));
         let value = self.expr(&init.expr);
-        let span = sp(l.span());
+        let span = span_of(l);
         self.model.assigns.push(Assign {
             target: name,
             ty,
@@ -566,7 +573,7 @@ impl<'ast> Visit<'ast> for Lowerer<'_> {
             c => c,
         };
         self.set_usage(cond, Usage::Tested);
-        self.conditional(sp(i.span()), &i.cond);
+        self.conditional(span_of(i), &i.cond);
     }
 
     fn visit_expr_return(&mut self, r: &'ast syn::ExprReturn) {
@@ -574,9 +581,9 @@ impl<'ast> Visit<'ast> for Lowerer<'_> {
         let value = r
             .expr
             .as_deref()
-            .map(|e| self.text_of(e))
+            .map(|e| self.text_at(span_of(e), e))
             .unwrap_or_default();
-        self.exit(ExitKind::Return, sp(r.span()), value);
+        self.exit(ExitKind::Return, span_of(r), value);
     }
 
     fn visit_expr_try(&mut self, t: &'ast syn::ExprTry) {
@@ -586,36 +593,36 @@ impl<'ast> Visit<'ast> for Lowerer<'_> {
 
     fn visit_expr_break(&mut self, b: &'ast syn::ExprBreak) {
         visit::visit_expr_break(self, b);
-        self.exit(ExitKind::Break, sp(b.span()), String::new());
+        self.exit(ExitKind::Break, span_of(b), String::new());
     }
 
     fn visit_expr_while(&mut self, w: &'ast syn::ExprWhile) {
         visit::visit_expr_while(self, w);
         self.set_usage(&w.cond, Usage::Tested);
-        self.conditional(sp(w.span()), &w.cond);
+        self.conditional(span_of(w), &w.cond);
     }
 
     fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
         visit::visit_expr_match(self, m);
         self.set_usage(&m.expr, Usage::Tested);
-        self.conditional(sp(m.span()), &m.expr);
+        self.conditional(span_of(m), &m.expr);
     }
 
     fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
-        let span = sp(c.span());
+        let span = span_of(c);
         self.with_block(GuardKind::Closure, span, |lw| {
             visit::visit_expr_closure(lw, c)
         });
     }
 
     fn visit_block(&mut self, b: &'ast syn::Block) {
-        let span = sp(b.span());
+        let span = span_of(b);
         self.with_block(GuardKind::Plain, span, |lw| visit::visit_block(lw, b));
     }
 
     fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
         visit::visit_expr_call(self, c);
-        let callee = self.text_of(&c.func);
+        let callee = self.text_at(span_of(&*c.func), &c.func);
         let name = match &*c.func {
             syn::Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
             _ => None,
@@ -629,8 +636,8 @@ impl<'ast> Visit<'ast> for Lowerer<'_> {
                 value: self.expr(a),
             })
             .collect();
-        let name_span = sp(c.func.span());
-        self.record_call(sp(c.span()), name, callee, None, args, name_span);
+        let name_span = span_of(&*c.func);
+        self.record_call(span_of(c), name, callee, None, args, name_span);
     }
 
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
@@ -647,7 +654,7 @@ impl<'ast> Visit<'ast> for Lowerer<'_> {
             })
             .collect();
         let name_span = sp(m.method.span());
-        self.record_call(sp(m.span()), name, callee, Some(receiver), args, name_span);
+        self.record_call(span_of(m), name, callee, Some(receiver), args, name_span);
         // `.query::<()>(..)`: the reply is converted to `()`, i.e. thrown away.
         let unit = m
             .turbofish
