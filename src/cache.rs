@@ -5,10 +5,11 @@
 //! config file, the catalog's YAML and the rule selection. Inside it, one entry
 //! per file and stage (pass 1, or a pass-2 re-analysis), keyed by the hash of
 //! the text and, for pass 2, of what pass 1 found in other files (wrappers,
-//! constants). Only files that passed the prefilter have entries: for the
-//! others, reading them is the whole cost and the prefilter is as cheap as
-//! hashing them. A missing, stale or damaged cache is rebuilt; it never
-//! changes a result.
+//! constants). Only files that passed the prefilter have analyses; for the
+//! others the cache keeps pass 2's decision whether they may call a wrapper
+//! defined elsewhere (keyed by their content and the wrappers), which spares
+//! re-reading the whole tree. A missing, stale or damaged cache is rebuilt;
+//! it never changes a result.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -43,15 +44,25 @@ struct Entry {
     stored: Stored,
 }
 
+/// A yes/no answer about one file (does it name a foreign wrapper?).
+#[derive(Serialize, Deserialize)]
+struct Decision {
+    key: String,
+    answer: bool,
+}
+
 #[derive(Default, Deserialize)]
 struct Contents {
     entries: HashMap<String, Entry>,
+    #[serde(default)]
+    decisions: HashMap<String, Decision>,
 }
 
 /// [`Contents`] as written: the old entries with this run's over them.
 #[derive(Serialize)]
 struct Merged<'a> {
     entries: HashMap<&'a str, &'a Entry>,
+    decisions: HashMap<&'a str, &'a Decision>,
 }
 
 /// An open cache: read once at the start, written once at the end.
@@ -60,6 +71,9 @@ pub struct Cache {
     file: PathBuf,
     old: Contents,
     new: Mutex<HashMap<String, Entry>>,
+    /// The content digest of every file read in this run.
+    digests: Mutex<HashMap<PathBuf, blake3::Hash>>,
+    decisions: Mutex<HashMap<String, Decision>>,
     hits: AtomicUsize,
     misses: AtomicUsize,
 }
@@ -116,6 +130,8 @@ impl Cache {
             file,
             old,
             new: Mutex::new(HashMap::new()),
+            digests: Mutex::new(HashMap::new()),
+            decisions: Mutex::new(HashMap::new()),
             hits: AtomicUsize::new(0),
             misses: AtomicUsize::new(0),
         }
@@ -150,6 +166,33 @@ impl Cache {
         }
     }
 
+    /// Records the content of a file read in this run (for [`Cache::decide`]).
+    pub fn note(&self, path: &Path, bytes: &[u8]) {
+        let digest = blake3::hash(bytes);
+        if let Ok(mut digests) = self.digests.lock() {
+            digests.insert(path.to_path_buf(), digest);
+        }
+    }
+
+    /// `decide()`'s answer for `path`, reused while the file's content (as
+    /// noted in this run) and `context` are unchanged.
+    pub fn decide(&self, path: &Path, context: &str, decide: impl FnOnce() -> bool) -> bool {
+        let digest = self.digests.lock().ok().and_then(|d| d.get(path).copied());
+        let Some(digest) = digest else {
+            return decide();
+        };
+        let key = hash(&[digest.as_bytes(), context.as_bytes()]);
+        let slot = path.display().to_string();
+        if let Some(old) = self.old.decisions.get(&slot).filter(|d| d.key == key) {
+            return old.answer;
+        }
+        let answer = decide();
+        if let Ok(mut new) = self.decisions.lock() {
+            new.insert(slot, Decision { key, answer });
+        }
+        answer
+    }
+
     /// (hits, misses) so far.
     pub fn counts(&self) -> (usize, usize) {
         (
@@ -163,7 +206,8 @@ impl Cache {
     /// Nothing is written when every file was a hit.
     pub fn save(&self) -> Result<(), String> {
         let new = self.new.lock().map_err(|e| e.to_string())?;
-        if new.is_empty() {
+        let decided = self.decisions.lock().map_err(|e| e.to_string())?;
+        if new.is_empty() && decided.is_empty() {
             return Ok(());
         }
         let exists = |slot: &str| {
@@ -178,7 +222,16 @@ impl Cache {
             .map(|(slot, e)| (slot.as_str(), e))
             .collect();
         entries.extend(new.iter().map(|(slot, e)| (slot.as_str(), e)));
-        let bytes = serde_json::to_vec(&Merged { entries }).map_err(|e| e.to_string())?;
+        let mut decisions: HashMap<&str, &Decision> = self
+            .old
+            .decisions
+            .iter()
+            .filter(|(slot, _)| exists(slot))
+            .map(|(slot, d)| (slot.as_str(), d))
+            .collect();
+        decisions.extend(decided.iter().map(|(slot, d)| (slot.as_str(), d)));
+        let merged = Merged { entries, decisions };
+        let bytes = serde_json::to_vec(&merged).map_err(|e| e.to_string())?;
         std::fs::create_dir_all(&self.dir).map_err(|e| e.to_string())?;
         // Keep the cache out of version control, and out of backups.
         let ignore = self.dir.join(".gitignore");

@@ -123,7 +123,12 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
         let redone: Vec<(usize, Scanned)> = files
             .par_iter()
             .enumerate()
-            .filter(|(_, f)| callers.may_call(f, &cx.wrappers))
+            .filter(|(_, f)| match (&settings.cache, &cx.fingerprint) {
+                (Some(cache), Some(fp)) => {
+                    cache.decide(&f.path, fp, || callers.may_call(f, &cx.wrappers))
+                }
+                _ => callers.may_call(f, &cx.wrappers),
+            })
             .map(|(i, f)| {
                 (
                     i,
@@ -244,6 +249,9 @@ fn read_text(
     if bytes.is_empty() {
         notice(NoticeKind::Skipped, "skipped: empty file".into());
         return None;
+    }
+    if let Some(cache) = &settings.cache {
+        cache.note(&file.path, &bytes);
     }
     if bytes[..bytes.len().min(8192)].contains(&0) {
         notice(

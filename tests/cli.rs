@@ -735,6 +735,7 @@ fn cache_reuses_unchanged_files_and_never_serves_stale_results() {
         "import redis\nr = redis.Redis(\ndef (:\n",
     )
     .unwrap();
+    fs::write(d.join("later.py"), "import claims\n").unwrap();
 
     let (first, err) = cached_check(&d, &cache);
     assert!(err.contains("cache: 0 hits"), "{err}");
@@ -750,6 +751,17 @@ fn cache_reuses_unchanged_files_and_never_serves_stale_results() {
     let (second, err) = cached_check(&d, &cache);
     assert!(err.contains(" 0 misses"), "{err}");
     assert_eq!(first, second);
+
+    // A file that starts calling a wrapper is re-examined (pass 2's decision
+    // about it is keyed by its content too).
+    fs::write(
+        d.join("later.py"),
+        "from claims import try_claim\n\n\ndef f(job, token):\n    try_claim(job, token)\n",
+    )
+    .unwrap();
+    let (with_later, _) = cached_check(&d, &cache);
+    assert!(with_later.contains("later.py:5:5: LA104"), "{with_later}");
+    fs::remove_file(d.join("later.py")).unwrap();
 
     // A changed file is analysed again.
     fs::write(
