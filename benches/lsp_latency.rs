@@ -25,6 +25,36 @@ fn source(round: usize) -> String {
     out
 }
 
+/// One keystroke-sized edit in the middle of `base` per round (typing).
+fn typed(base: &str, round: usize) -> String {
+    let (head, tail) = base.split_at(base.len() / 2);
+    let tail = tail.replacen("y = x * 0 + 12", &format!("y = x * {round} + 12"), 1);
+    format!("{head}{tail}")
+}
+
+/// Sends each text as a full-text `didChange`; prints the median and max latency.
+fn measure(c: &mut lsp_client::Client, uri: &str, label: &str, texts: Vec<String>) {
+    let lines = texts[0].lines().count();
+    let mut times: Vec<Duration> = Vec::new();
+    for (round, changed) in texts.into_iter().enumerate() {
+        let start = Instant::now();
+        c.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": round + 2}, "contentChanges": [{"text": changed}]}),
+        );
+        let diags = c.diagnostics(uri);
+        times.push(start.elapsed());
+        assert_eq!(diags.len(), 100, "two findings per lock function");
+    }
+    times.sort();
+    println!(
+        "lsp didChange -> publishDiagnostics, {lines} lines, {} {label}: median {:.1} ms, max {:.1} ms",
+        times.len(),
+        times[times.len() / 2].as_secs_f64() * 1e3,
+        times[times.len() - 1].as_secs_f64() * 1e3,
+    );
+}
+
 fn main() {
     let dir = std::env::temp_dir().join("lock-audit-lsp-bench");
     let _ = std::fs::create_dir_all(&dir);
@@ -34,25 +64,15 @@ fn main() {
     let uri = format!("file://{}", file.display());
     let (mut c, _) = lsp_client::Client::initialized(env!("CARGO_BIN_EXE_lock-audit"), &dir);
     c.open_python(&uri, &text);
-    let lines = text.lines().count();
-    let mut times: Vec<Duration> = Vec::new();
-    for round in 1..=30 {
-        let changed = source(round);
-        let start = Instant::now();
-        c.notify(
-            "textDocument/didChange",
-            json!({"textDocument": {"uri": uri, "version": round + 1}, "contentChanges": [{"text": changed}]}),
-        );
-        let diags = c.diagnostics(&uri);
-        times.push(start.elapsed());
-        assert_eq!(diags.len(), 100, "two findings per lock function");
-    }
-    times.sort();
-    println!(
-        "lsp didChange -> publishDiagnostics, {lines} lines, {} edits: median {:.1} ms, max {:.1} ms",
-        times.len(),
-        times[times.len() / 2].as_secs_f64() * 1e3,
-        times[times.len() - 1].as_secs_f64() * 1e3,
+    // Every helper function changes: nothing of the old tree can be reused.
+    measure(
+        &mut c,
+        &uri,
+        "whole-file rewrites",
+        (1..=30).map(source).collect(),
     );
+    // One line changes per edit, as when typing: the tree is reparsed incrementally.
+    let typing = (1..=30).map(|round| typed(&text, round)).collect();
+    measure(&mut c, &uri, "one-line edits", typing);
     c.shutdown();
 }

@@ -117,6 +117,13 @@ pub struct CheckArgs {
     /// Skip files larger than this many bytes (reported as a notice).
     #[arg(long, default_value_t = 5 * 1024 * 1024)]
     pub max_file_size: u64,
+    #[command(flatten)]
+    pub analysis: AnalysisArgs,
+}
+
+/// What `check` and `audit` share: which files to analyse and the cache.
+#[derive(Args, Debug)]
+pub struct AnalysisArgs {
     /// Analyse minified JavaScript/TypeScript bundles too (default: skipped with a notice).
     #[arg(long)]
     pub include_minified: bool,
@@ -127,6 +134,17 @@ pub struct CheckArgs {
     /// config file, else in the working directory).
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+}
+
+impl AnalysisArgs {
+    /// Applies the flags to `settings` (config file values already in it).
+    fn apply(&self, settings: &mut Settings, config: Option<&Path>, catalog: &Catalog) {
+        settings.include_minified |= self.include_minified;
+        if !self.no_cache {
+            let dir = self.cache_dir.as_deref();
+            settings.cache = Some(open_cache(dir, config, catalog, settings));
+        }
+    }
 }
 
 #[derive(Args, Debug)]
@@ -146,6 +164,8 @@ pub struct AuditArgs {
     /// The config file (default: the nearest lock-audit.yaml above the first path).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub analysis: AnalysisArgs,
 }
 
 /// The lowest severity that fails the run, or `never`.
@@ -370,10 +390,13 @@ fn audit(args: AuditArgs) -> ExitCode {
         return ExitCode::from(2);
     };
     // The audit runs every rule, the audit-only ones included.
-    let settings = Settings {
+    let config_path = config.path.clone();
+    let mut settings = Settings {
         rules: checks::REGISTRY.to_vec(),
         ..settings_from(config, false)
     };
+    args.analysis
+        .apply(&mut settings, config_path.as_deref(), &catalog);
     let report = crate::check(&args.paths, &catalog, &settings);
     emit(&report::audit::render(&report, args.format));
     for line in report::notice_lines(&report, args.verbose) {
@@ -410,14 +433,11 @@ fn check(args: CheckArgs) -> ExitCode {
     let mut settings = Settings {
         rules,
         max_file_size: args.max_file_size,
-        include_minified: args.include_minified || config.include_minified.unwrap_or(false),
         ..settings_from(config, force_exclude)
     };
     settings.paths.shard = args.shard;
-    if !args.no_cache {
-        let dir = args.cache_dir.as_deref();
-        settings.cache = Some(open_cache(dir, config_path.as_deref(), &catalog, &settings));
-    }
+    args.analysis
+        .apply(&mut settings, config_path.as_deref(), &catalog);
     if args.show_settings {
         emit(&show_settings(&settings, &args, &catalog, fail_on));
         return ExitCode::SUCCESS;

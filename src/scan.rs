@@ -385,6 +385,8 @@ struct Context {
     /// The hash of `wrappers` and `consts`, part of the cache key from
     /// stage 1 on; `None` turns the cache off for the stage.
     fingerprint: Option<String>,
+    /// Reparse from the thread's previous tree (an editor buffer).
+    incremental: bool,
 }
 
 impl Context {
@@ -532,6 +534,7 @@ pub fn analyse_source(
             .collect(),
         // Not a pass-1 context: never served from or written to a cache.
         stage: 2,
+        incremental: true,
         ..Context::default()
     };
     let mut notices = Vec::new();
@@ -597,7 +600,12 @@ fn analyse_text(
 ) -> Outcome {
     let path = file.path.display().to_string();
     let tsx = file.path.extension().is_some_and(|e| e == "tsx");
-    let mut model = match lang::lower(file.language, &text, tsx) {
+    let lower = if cx.incremental {
+        lang::lower_incremental
+    } else {
+        lang::lower
+    };
+    let mut model = match lower(file.language, &text, tsx) {
         Ok(m) => m,
         Err(reason) => {
             notices.push(Notice {

@@ -836,3 +836,22 @@ fn minified_bundles_are_skipped_with_a_notice_unless_asked_for() {
         .code(1)
         .stdout(predicate::str::contains("LA101"));
 }
+
+#[test]
+fn audit_takes_the_analysis_flags() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    for _ in 0..2 {
+        lock_audit()
+            .args(["audit", "examples/", "--include-minified", "--cache-dir"])
+            .arg(&cache)
+            .assert()
+            .code(0)
+            .stdout(predicate::str::contains("lock sites:"));
+    }
+    assert!(cache.join(".gitignore").exists(), "audit writes its cache");
+    lock_audit()
+        .args(["audit", "examples/", "--no-cache", "--format", "json"])
+        .assert()
+        .code(0);
+}

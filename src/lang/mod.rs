@@ -7,6 +7,7 @@ pub mod go;
 pub mod java;
 pub mod javascript;
 pub mod python;
+mod reparse;
 pub mod ruby;
 pub mod rust;
 mod rust_edges;
@@ -63,6 +64,21 @@ thread_local! {
 /// Parses and lowers `text`. `Err` is a reason the file could not be analysed at all.
 /// `tsx` picks the TSX grammar for TypeScript.
 pub fn lower(language: Language, text: &str, tsx: bool) -> Result<FileModel, String> {
+    lower_with(language, text, tsx, false)
+}
+
+/// [`lower`] for an editor buffer: the tree-sitter languages reparse from the
+/// previous text's tree on this thread (see `reparse`).
+pub fn lower_incremental(language: Language, text: &str, tsx: bool) -> Result<FileModel, String> {
+    lower_with(language, text, tsx, true)
+}
+
+fn lower_with(
+    language: Language,
+    text: &str,
+    tsx: bool,
+    incremental: bool,
+) -> Result<FileModel, String> {
     let table = match language {
         Language::Rust => return rust::lower(text),
         Language::Python => &python::TABLE,
@@ -75,7 +91,14 @@ pub fn lower(language: Language, text: &str, tsx: bool) -> Result<FileModel, Str
     };
     PARSER.with(|p| {
         let mut parser = p.borrow_mut();
-        let tree = treesitter::parse(&mut parser, table, text)?;
+        let grammar = std::ptr::from_ref(table) as usize;
+        let old = incremental
+            .then(|| reparse::previous(grammar, text))
+            .flatten();
+        let tree = treesitter::parse(&mut parser, table, text, old.as_ref())?;
+        if incremental {
+            reparse::remember(grammar, text, &tree);
+        }
         Ok(treesitter::lower(table, &tree, text))
     })
 }

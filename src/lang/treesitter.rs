@@ -130,13 +130,19 @@ struct Frame<'t> {
     pushed_class: bool,
 }
 
-/// Parses `text` with `table`'s grammar, reusing the thread's parser.
-pub fn parse(parser: &mut Parser, table: &NodeTable, text: &str) -> Result<Tree, String> {
+/// Parses `text` with `table`'s grammar, reusing the thread's parser and,
+/// when given, an old tree already edited to match `text`.
+pub fn parse(
+    parser: &mut Parser,
+    table: &NodeTable,
+    text: &str,
+    old: Option<&Tree>,
+) -> Result<Tree, String> {
     parser
         .set_language(&(table.grammar)())
         .map_err(|e| format!("tree-sitter grammar error: {e}"))?;
     parser
-        .parse(text, None)
+        .parse(text, old)
         .ok_or_else(|| "the parser gave up (timeout or cancellation)".into())
 }
 
