@@ -182,7 +182,7 @@ impl Cache {
             return decide();
         };
         let key = hash(&[digest.as_bytes(), context.as_bytes()]);
-        let slot = path.display().to_string();
+        let slot = format!("{}#calls", path.display());
         if let Some(old) = self.old.decisions.get(&slot).filter(|d| d.key == key) {
             return old.answer;
         }
@@ -210,27 +210,10 @@ impl Cache {
         if new.is_empty() && decided.is_empty() {
             return Ok(());
         }
-        let exists = |slot: &str| {
-            let path = slot.rsplit_once('#').map_or(slot, |(p, _)| p);
-            Path::new(path).exists()
+        let merged = Merged {
+            entries: merge(&self.old.entries, &new),
+            decisions: merge(&self.old.decisions, &decided),
         };
-        let mut entries: HashMap<&str, &Entry> = self
-            .old
-            .entries
-            .iter()
-            .filter(|(slot, _)| exists(slot))
-            .map(|(slot, e)| (slot.as_str(), e))
-            .collect();
-        entries.extend(new.iter().map(|(slot, e)| (slot.as_str(), e)));
-        let mut decisions: HashMap<&str, &Decision> = self
-            .old
-            .decisions
-            .iter()
-            .filter(|(slot, _)| exists(slot))
-            .map(|(slot, d)| (slot.as_str(), d))
-            .collect();
-        decisions.extend(decided.iter().map(|(slot, d)| (slot.as_str(), d)));
-        let merged = Merged { entries, decisions };
         let bytes = serde_json::to_vec(&merged).map_err(|e| e.to_string())?;
         std::fs::create_dir_all(&self.dir).map_err(|e| e.to_string())?;
         // Keep the cache out of version control, and out of backups.
@@ -256,6 +239,22 @@ impl Cache {
     pub fn path(&self) -> &Path {
         &self.file
     }
+}
+
+/// The old values of files that still exist, with this run's over them.
+fn merge<'a, T>(
+    old: &'a HashMap<String, T>,
+    new: &'a HashMap<String, T>,
+) -> HashMap<&'a str, &'a T> {
+    let exists = |slot: &str| {
+        let path = slot.rsplit_once('#').map_or(slot, |(p, _)| p);
+        Path::new(path).exists()
+    };
+    old.iter()
+        .filter(|(slot, _)| exists(slot))
+        .chain(new)
+        .map(|(slot, v)| (slot.as_str(), v))
+        .collect()
 }
 
 /// `&'static Rule` as its code.
