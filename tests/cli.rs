@@ -834,6 +834,17 @@ fn minified_bundles_are_skipped_with_a_notice_unless_asked_for() {
         .arg(dir.path())
         .assert()
         .code(1)
+        .stdout(predicate::str::contains("LA101")); // The same from the config file.
+    fs::write(
+        dir.path().join("lock-audit.yaml"),
+        "include-minified: true\n",
+    )
+    .unwrap();
+    lock_audit()
+        .args(["check", "--no-cache", "--format", "concise"])
+        .arg(dir.path())
+        .assert()
+        .code(1)
         .stdout(predicate::str::contains("LA101"));
 }
 
