@@ -1,6 +1,6 @@
 //! Paths → the source files to scan.
 //!
-//! Directories are walked with the `ignore` crate (`.gitignore`, `.ignore`,
+//! Directories are walked in parallel with the `ignore` crate (`.gitignore`, `.ignore`,
 //! hidden files skipped, symlinks not followed); files named explicitly are
 //! always scanned, ignored or not. The language comes from the extension, or
 //! the shebang for extensionless scripts.
@@ -112,38 +112,9 @@ pub fn discover(roots: &[PathBuf], filter: &PathFilter) -> (Vec<SourceFile>, Vec
             });
             continue;
         }
-        let walker = ignore::WalkBuilder::new(root)
-            .hidden(true)
-            .git_ignore(true)
-            .require_git(false)
-            .follow_links(false)
-            .build();
-        for entry in walker {
-            match entry {
-                Ok(e) => {
-                    if !e.file_type().is_some_and(|t| t.is_file()) {
-                        continue;
-                    }
-                    let path = e.path();
-                    if !filter.keeps(path, false) {
-                        continue;
-                    }
-                    let needs_head = path.extension().is_none();
-                    let h = if needs_head { head(path) } else { Vec::new() };
-                    if let Some(language) = lang::detect(path, &h) {
-                        files.push(SourceFile {
-                            path: path.to_path_buf(),
-                            rel: rel_to(root, path),
-                            language,
-                        });
-                    }
-                }
-                Err(e) => errors.push(WalkError {
-                    path: root.display().to_string(),
-                    reason: e.to_string(),
-                }),
-            }
-        }
+        let walked = walk(root, filter);
+        files.extend(walked.0);
+        errors.extend(walked.1);
     }
     if let Some((k, n)) = filter.shard {
         files.retain(|f| shard_of(&f.path, n) == k);
@@ -151,4 +122,54 @@ pub fn discover(roots: &[PathBuf], filter: &PathFilter) -> (Vec<SourceFile>, Vec
     files.sort_by(|a, b| a.path.cmp(&b.path));
     files.dedup_by(|a, b| a.path == b.path);
     (files, errors)
+}
+
+/// One directory, walked by `ignore`'s parallel walker (the order is fixed by
+/// the caller's sort).
+fn walk(root: &Path, filter: &PathFilter) -> (Vec<SourceFile>, Vec<WalkError>) {
+    use std::sync::Mutex;
+    let files = Mutex::new(Vec::new());
+    let errors = Mutex::new(Vec::new());
+    ignore::WalkBuilder::new(root)
+        .hidden(true)
+        .git_ignore(true)
+        .require_git(false)
+        .follow_links(false)
+        .build_parallel()
+        .run(|| {
+            Box::new(|entry| {
+                match entry {
+                    Ok(e) if e.file_type().is_some_and(|t| t.is_file()) => {
+                        let path = e.path();
+                        if filter.keeps(path, false) {
+                            let needs_head = path.extension().is_none();
+                            let h = if needs_head { head(path) } else { Vec::new() };
+                            if let Some(language) = lang::detect(path, &h) {
+                                let file = SourceFile {
+                                    path: path.to_path_buf(),
+                                    rel: rel_to(root, path),
+                                    language,
+                                };
+                                if let Ok(mut files) = files.lock() {
+                                    files.push(file);
+                                }
+                            }
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        if let Ok(mut errors) = errors.lock() {
+                            errors.push(WalkError {
+                                path: root.display().to_string(),
+                                reason: e.to_string(),
+                            });
+                        }
+                    }
+                }
+                ignore::WalkState::Continue
+            })
+        });
+    let mut errors = errors.into_inner().unwrap_or_default();
+    errors.sort_by(|a, b| a.reason.cmp(&b.reason));
+    (files.into_inner().unwrap_or_default(), errors)
 }
