@@ -166,7 +166,8 @@ impl Cache {
         }
     }
 
-    /// Records the content of a file read in this run (for [`Cache::decide`]).
+    /// Records the content of a file read in this run: every key of the
+    /// file ([`Cache::key`]) is derived from this one digest.
     pub fn note(&self, path: &Path, bytes: &[u8]) {
         let digest = blake3::hash(bytes);
         if let Ok(mut digests) = self.digests.lock() {
@@ -174,14 +175,19 @@ impl Cache {
         }
     }
 
-    /// `decide()`'s answer for `path`, reused while the file's content (as
-    /// noted in this run) and `context` are unchanged.
+    /// The key of what was computed from `path` (as noted in this run) and
+    /// `context`; `None` for a file this run did not read.
+    pub fn key(&self, path: &Path, context: &str) -> Option<String> {
+        let digest = self.digests.lock().ok()?.get(path).copied()?;
+        Some(hash(&[digest.as_bytes(), context.as_bytes()]))
+    }
+
+    /// `decide()`'s answer for `path`, reused while the file's content and
+    /// `context` are unchanged.
     pub fn decide(&self, path: &Path, context: &str, decide: impl FnOnce() -> bool) -> bool {
-        let digest = self.digests.lock().ok().and_then(|d| d.get(path).copied());
-        let Some(digest) = digest else {
+        let Some(key) = self.key(path, context) else {
             return decide();
         };
-        let key = hash(&[digest.as_bytes(), context.as_bytes()]);
         let slot = format!("{}#calls", path.display());
         if let Some(old) = self.old.decisions.get(&slot).filter(|d| d.key == key) {
             return old.answer;

@@ -473,7 +473,7 @@ fn scan_file(
     let Some(text) = read_text(file, settings, prefilter, &mut notices) else {
         return (Outcome::Unparsed, notices);
     };
-    // Pass 1 depends on the text alone; later stages also on the context.
+    // Pass 1 depends on the file alone; later stages also on the context.
     let fingerprint = if cx.stage == 0 {
         Some("")
     } else {
@@ -483,7 +483,7 @@ fn scan_file(
         .cache
         .as_deref()
         .zip(fingerprint)
-        .map(|(c, fp)| (c, cache::hash(&[text.as_bytes(), fp.as_bytes()])));
+        .and_then(|(c, fp)| Some((c, c.key(&file.path, fp)?)));
     if let Some((cache, key)) = &cached {
         if let Some(stored) = cache.get(&file.path, cx.stage, key) {
             notices.extend(stored.notices);
