@@ -428,12 +428,8 @@ fn read_constants(files: &[SourceFile], wanted: &[Wanted]) -> ProjectConsts {
     let found: Vec<ProjectConsts> = files
         .par_iter()
         .filter(|f| {
-            let stem = f
-                .path
-                .file_stem()
-                .map(|s| s.to_string_lossy().to_ascii_lowercase())
-                .unwrap_or_default();
-            stems.contains(&stem) || f.path.parent().is_some_and(|d| dirs.contains(&d))
+            let module = sites::module_name(&f.path, f.language).to_ascii_lowercase();
+            stems.contains(&module) || f.path.parent().is_some_and(|d| dirs.contains(&d))
         })
         .filter_map(|f| {
             let bytes = std::fs::read(&f.path).ok()?;

@@ -37,7 +37,7 @@ impl ProjectConsts {
 
     /// Records the module-level constants of `model` (file `path`) that are wanted.
     pub fn collect(&mut self, model: &FileModel, path: &Path, wanted: &[Wanted]) {
-        let stem = stem_of(path);
+        let stem = super::module_name(path, model.language);
         for a in model
             .assigns
             .iter()
@@ -149,12 +149,6 @@ fn binding(target: String, value: &Expr, span: Span) -> Assign {
     }
 }
 
-fn stem_of(path: &Path) -> String {
-    path.file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default()
-}
-
 /// `settings.LOCK_TTL` → (`settings`, `LOCK_TTL`); `crate::config::TTL` → (`crate::config`, `TTL`).
 fn split_path(path: &str) -> (&str, &str) {
     match path.rfind(['.', ':']) {
@@ -166,7 +160,11 @@ fn split_path(path: &str) -> (&str, &str) {
 /// Literal values and arithmetic / duration expressions over them.
 fn is_constant(e: &Expr) -> bool {
     match &e.peel().kind {
-        ExprKind::Str(_) | ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) => true,
+        ExprKind::Str(_)
+        | ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Bool(_)
+        | ExprKind::Null => true,
         ExprKind::Binary { lhs, rhs, .. } => is_constant(lhs) || is_constant(rhs),
         ExprKind::Call(_) => e.text.len() < 80,
         ExprKind::Name(n) => n.contains('.'),

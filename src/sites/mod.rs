@@ -18,11 +18,27 @@ pub mod resolve;
 pub mod sql;
 pub mod wrapper;
 
+use std::path::Path;
+
 use serde::Serialize;
 
 use crate::catalog::{Catalog, CommandRole, Scope};
-use crate::model::{CallId, Expr, FileModel, FuncId, Span};
+use crate::model::{CallId, Expr, FileModel, FuncId, Language, Span};
 use command::Command;
+
+/// The name other files import `path` by: its stem, or the folder's name
+/// for a package's own file (`locks/__init__.py`, `locks/mod.rs`,
+/// `locks/index.js`) and for Go, whose callers name the package. Wrappers and
+/// constants are both found in other files by this name.
+pub fn module_name(path: &Path, language: Language) -> String {
+    let name = |p: Option<&std::ffi::OsStr>| p.map(|s| s.to_string_lossy().into_owned());
+    let dir = || name(path.parent().and_then(Path::file_name)).unwrap_or_default();
+    match name(path.file_stem()).unwrap_or_default() {
+        _ if language == Language::Go => dir(),
+        s if matches!(s.as_str(), "__init__" | "mod" | "index") => dir(),
+        s => s,
+    }
+}
 
 /// What a double grant of this lock would cost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]

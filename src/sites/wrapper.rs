@@ -109,7 +109,7 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
             name: simple_name(&f.name).to_string(),
             language: fa.model.language.catalog_language(),
             path: path.to_path_buf(),
-            stem: module_name(path, fa.model.language),
+            stem: super::module_name(path, fa.model.language),
             dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
             line: line_of(site.span.start),
             key_param,
@@ -119,19 +119,6 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
         });
     }
     out
-}
-
-/// The name other files import `path` by: its stem, or the folder's name
-/// for a package's own file (`locks/__init__.py`, `locks/mod.rs`,
-/// `locks/index.js`) and for Go, whose callers name the package.
-fn module_name(path: &Path, language: Language) -> String {
-    let name = |p: Option<&std::ffi::OsStr>| p.map(|s| s.to_string_lossy().into_owned());
-    let dir = || name(path.parent().and_then(Path::file_name)).unwrap_or_default();
-    match name(path.file_stem()).unwrap_or_default() {
-        _ if language == Language::Go => dir(),
-        s if matches!(s.as_str(), "__init__" | "mod" | "index") => dir(),
-        s => s,
-    }
 }
 
 /// Could a file at `path` in `language` call `w`, given that its text names
