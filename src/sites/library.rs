@@ -73,6 +73,7 @@ fn slot_of(
 
 /// A duration argument as written. For a TTL, `0` / `None` mean "absent"
 /// (redis-py, go-redis); for a wait only `None` does: `tryLock(0, ..)` waits zero.
+/// The value is looked through names: `timeout=NO_EXPIRY` with `NO_EXPIRY = None`.
 fn duration_arg(
     model: &FileModel,
     call: &Call,
@@ -80,10 +81,11 @@ fn duration_arg(
     zero_is_absent: bool,
 ) -> Option<Expr> {
     slot_of(model, call, d.pos, d.kw.as_ref()).filter(|e| {
+        let value = resolve::resolve(model, e, call.func);
         if zero_is_absent {
-            !e.is_nullish()
+            !value.is_nullish()
         } else {
-            !matches!(e.peel().kind, crate::model::ExprKind::Null)
+            !matches!(value.kind, crate::model::ExprKind::Null)
         }
     })
 }
