@@ -816,36 +816,27 @@ fn minified_bundles_are_skipped_with_a_notice_unless_asked_for() {
         "const Redis=require(\"ioredis\");const r=new Redis();{filler}async function g(){{await r.set(\"lock:x\",\"1\",\"NX\")}}\n"
     );
     fs::write(dir.path().join("app.min.js"), bundle).unwrap();
-    lock_audit()
-        .args(["check", "--no-cache", "--verbose", "--format", "concise"])
-        .arg(dir.path())
-        .assert()
+    let check = |extra: &[&str]| {
+        lock_audit()
+            .args(["check", "--no-cache", "--verbose", "--format", "concise"])
+            .args(extra)
+            .arg(dir.path())
+            .assert()
+    };
+    check(&[])
         .code(0)
         .stdout(predicate::str::contains("skipped: minified"))
         .stdout(predicate::str::contains("--include-minified"));
-    lock_audit()
-        .args([
-            "check",
-            "--no-cache",
-            "--include-minified",
-            "--format",
-            "concise",
-        ])
-        .arg(dir.path())
-        .assert()
+    check(&["--include-minified"])
         .code(1)
-        .stdout(predicate::str::contains("LA101")); // The same from the config file.
+        .stdout(predicate::str::contains("LA101"));
+    // The same from the config file.
     fs::write(
         dir.path().join("lock-audit.yaml"),
         "include-minified: true\n",
     )
     .unwrap();
-    lock_audit()
-        .args(["check", "--no-cache", "--format", "concise"])
-        .arg(dir.path())
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains("LA101"));
+    check(&[]).code(1).stdout(predicate::str::contains("LA101"));
 }
 
 #[test]
