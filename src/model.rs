@@ -165,6 +165,61 @@ impl Expr {
         }
     }
 
+    /// A copy that refers to no file's model, for facts shown in another file:
+    /// literals keep their kind; anything naming a call or a variable of its
+    /// own file (whose ids and names mean nothing elsewhere) keeps only its text.
+    pub fn detached(&self, span: Span) -> Expr {
+        let e = self.peel();
+        let kind = match &e.kind {
+            k @ (ExprKind::Str(_)
+            | ExprKind::Template
+            | ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Null) => k.clone(),
+            _ => ExprKind::Other,
+        };
+        Expr {
+            kind,
+            text: e.text.clone(),
+            span,
+        }
+    }
+
+    /// A copy for another file's model that keeps names and structure (a
+    /// constant `TTL = 30 * time.Second`) but no call ids, which would index
+    /// the other model's calls; every span is `span`.
+    pub fn without_calls(&self, span: Span) -> Expr {
+        let kind = match &self.kind {
+            ExprKind::Call(_) => ExprKind::Other,
+            ExprKind::Member { object, name } => ExprKind::Member {
+                object: Box::new(object.without_calls(span)),
+                name: name.clone(),
+            },
+            ExprKind::Map(pairs) => ExprKind::Map(
+                pairs
+                    .iter()
+                    .map(|(k, v)| (k.without_calls(span), v.without_calls(span)))
+                    .collect(),
+            ),
+            ExprKind::List(items) => {
+                ExprKind::List(items.iter().map(|x| x.without_calls(span)).collect())
+            }
+            ExprKind::Binary { op, lhs, rhs } => ExprKind::Binary {
+                op: *op,
+                lhs: Box::new(lhs.without_calls(span)),
+                rhs: Box::new(rhs.without_calls(span)),
+            },
+            ExprKind::Wrapped(inner) => ExprKind::Wrapped(Box::new(inner.without_calls(span))),
+            k => k.clone(),
+        };
+        Expr {
+            kind,
+            text: self.text.clone(),
+            span,
+        }
+    }
+
     /// True for a literal that is "nothing": `None`, `null`, `0`, `false`.
     pub fn is_nullish(&self) -> bool {
         matches!(

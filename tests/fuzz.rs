@@ -305,3 +305,181 @@ fn fuzz_catalog() {
         )]);
     });
 }
+
+/// Files of one generated project: relative path → text.
+type Project = Vec<(String, Vec<u8>)>;
+
+/// Key, TTL and constant shapes a wrapper or a constants module can hold:
+/// parameters, fixed keys built from calls, constants, arithmetic.
+const KEYS: &[&str] = &[
+    "f\"lock:{name}\"",
+    "str(make_key(tenant(), region(), 'nightly').strip())",
+    "LOCK_KEY",
+    "'lock:' + name",
+    "settings.LOCK_KEY",
+];
+const TTLS: &[&str] = &[
+    "30000",
+    "TTL",
+    "timedelta(seconds=30)",
+    "ttl()",
+    "None",
+    "2 * TTL",
+];
+const VALUES: &[&str] = &[
+    "'lock:nightly'",
+    "str(make_key(tenant(), region(), 'nightly').strip())",
+    "timedelta(seconds=int(os.environ.get('TTL', '30')))",
+    "30 * 1000",
+    "None",
+    "compute(a(b(c(d(e())))))",
+];
+
+/// A Python project with a wrapper module, a constants module and callers,
+/// in the shapes that move facts between files.
+fn python_project(rng: &mut Rng) -> Project {
+    let pick = |rng: &mut Rng, xs: &[&str]| xs[rng.below(xs.len())].to_string();
+    let key = pick(rng, KEYS);
+    let ttl = pick(rng, TTLS);
+    let wrapper = format!(
+        "import redis\nfrom datetime import timedelta\nfrom shop.settings import LOCK_KEY, TTL\nfrom shop import settings\n\nr = redis.Redis()\n\n\ndef with_lock(name, fn):\n    key = {key}\n    if not r.set(key, token(), nx=True, px={ttl}):\n        return None\n    try:\n        return fn()\n    finally:\n        r.delete(key)\n\n\ndef unblock(address, user):\n    with database.get_cursor() as cursor:\n        audit = {{\"by\": user.id, \"a\": address.lower(), \"n\": str(user.name).strip()}}\n        return cursor.all(\"UPDATE blocked SET ignore_after = now(), by = %(by)s WHERE a = %(a)s AND (ignore_after IS NULL) RETURNING *\", dict(by=audit[\"by\"], a=audit[\"a\"]))\n"
+    );
+    let settings = format!(
+        "import os\nLOCK_KEY = {}\nTTL = {}\n",
+        pick(rng, VALUES),
+        pick(rng, VALUES)
+    );
+    let mut project = vec![
+        ("shop/locks.py".to_string(), wrapper.into_bytes()),
+        ("shop/settings.py".to_string(), settings.into_bytes()),
+    ];
+    for i in 0..1 + rng.below(4) {
+        let padding = "x = 1\n".repeat(rng.below(3) * 20);
+        let caller = format!(
+            "from shop.locks import with_lock, unblock\nfrom shop.settings import LOCK_KEY, TTL\n{padding}\ndef post(body, user):\n    unblock(body, user)\n    with_lock(LOCK_KEY, lambda: charge(body))\n"
+        );
+        project.push((format!("shop/views{i}.py"), caller.into_bytes()));
+    }
+    project
+}
+
+/// Fixture files, by path relative to `fixtures/`: the fragments projects are built from.
+fn fixture_fragments() -> Project {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let mut out: Project = walkdir::WalkDir::new(&root)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .filter_map(|e| {
+            let rel = e
+                .path()
+                .strip_prefix(&root)
+                .ok()?
+                .to_string_lossy()
+                .into_owned();
+            Some((rel, std::fs::read(e.path()).ok()?))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// 2–6 files: a generated Python project, or fixture files (wrappers and
+/// their callers most often) under their own names so imports still match;
+/// some mutated, some cut short.
+fn project(rng: &mut Rng, fragments: &Project, seeds: &[Vec<u8>]) -> Project {
+    let mut files = if rng.below(3) == 0 {
+        python_project(rng)
+    } else {
+        let wrappers: Vec<&(String, Vec<u8>)> = fragments
+            .iter()
+            .filter(|(p, _)| p.contains("wrappers"))
+            .collect();
+        let n = 2 + rng.below(5);
+        (0..n)
+            .map(|_| {
+                if rng.below(2) == 0 && !wrappers.is_empty() {
+                    wrappers[rng.below(wrappers.len())].clone()
+                } else {
+                    fragments[rng.below(fragments.len())].clone()
+                }
+            })
+            .collect()
+    };
+    for (_, text) in files.iter_mut() {
+        match rng.below(4) {
+            0 => *text = mutate(rng, seeds, text),
+            1 => {
+                let cut = rng.below(text.len() + 1);
+                text.truncate(cut);
+            }
+            _ => {}
+        }
+    }
+    files
+}
+
+fn write_project(dir: &Path, files: &Project) {
+    let _ = std::fs::remove_dir_all(dir);
+    for (rel, text) in files {
+        let path = dir.join(rel);
+        if let Some(parent) = path.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        let _ = std::fs::write(path, text);
+    }
+}
+
+/// The whole two-pass scan over one project folder; an internal error
+/// (a panic isolated by the scan) is a crash.
+fn scan_project(dir: &Path, catalog: &Catalog) -> bool {
+    let settings = lock_audit::Settings {
+        rules: lock_audit::checks::REGISTRY.to_vec(),
+        ..lock_audit::Settings::default()
+    };
+    let report = lock_audit::scan::check(&[dir.to_path_buf()], catalog, &settings);
+    !report.has_internal_errors()
+}
+
+/// Whole projects: facts that cross files (wrappers, constants, imports) are
+/// where one file's ids can reach another's model, which single-file targets
+/// cannot see. Regressions are folders under `fuzz/regressions/project/`.
+#[test]
+fn fuzz_project() {
+    let catalog = Catalog::builtin().expect("catalog");
+    let regressions = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/project");
+    let mut replayed: Vec<_> = std::fs::read_dir(&regressions)
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    replayed.sort();
+    for dir in &replayed {
+        assert!(
+            scan_project(dir, &catalog),
+            "project: regression {} fails again",
+            dir.display()
+        );
+    }
+    let fragments = fixture_fragments();
+    let seeds: Vec<Vec<u8>> = fragments.iter().map(|(_, t)| t.clone()).collect();
+    let work = tempfile::tempdir().expect("temp dir");
+    let mut rng = Rng(0x5EED_0FC0_FFEE);
+    let deadline = Instant::now() + budget();
+    let mut runs = 0;
+    while Instant::now() < deadline {
+        let files = project(&mut rng, &fragments, &seeds);
+        let dir = work.path().join("p");
+        write_project(&dir, &files);
+        if !scan_project(&dir, &catalog) {
+            let saved = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("target/fuzz-crashes")
+                .join(format!("project-{runs}"));
+            write_project(&saved, &files);
+            panic!(
+                "project: an internal error; the project is saved in {}",
+                saved.display()
+            );
+        }
+        runs += 1;
+    }
+    eprintln!("fuzz project: {runs} executions, no crash");
+}

@@ -365,3 +365,54 @@ fn a_panic_in_one_file_is_isolated() {
         "{stdout}"
     );
 }
+
+/// Issue 23: a wrapper whose key is not one of its parameters, called from a
+/// much shorter file. Its key (an expression of the wrapper's file) was
+/// resolved against the caller's model and indexed past its calls.
+#[test]
+fn a_wrapper_key_is_never_resolved_in_the_callers_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let shop = dir.path().join("shop");
+    fs::create_dir(&shop).unwrap();
+    fs::write(
+        shop.join("blocklist.py"),
+        r#"from shop.db import database
+
+
+def unblock_address(address, user):
+    """Stop ignoring a blocked address."""
+    with database.get_cursor() as cursor:
+        audit = {"by": user.id, "address": address.lower(), "note": str(user.name).strip()}
+        rows = cursor.all("""
+            UPDATE blocked_addresses
+               SET ignore_after = current_timestamp
+                 , ignored_by = %(by)s
+             WHERE lower(address) = lower(%(address)s)
+               AND (ignore_after IS NULL OR ignore_after > current_timestamp)
+         RETURNING *
+        """, dict(by=audit["by"], address=audit["address"], note=audit["note"]))
+        return rows
+"#,
+    )
+    .unwrap();
+    fs::write(
+        shop.join("views.py"),
+        "from shop.blocklist import unblock_address\n\n\ndef post(body, user):\n    unblock_address(body, user)\n",
+    )
+    .unwrap();
+    // The same shape through an imported constant whose value is a call.
+    fs::write(
+        shop.join("limits.py"),
+        "from datetime import timedelta\nLOCK_KEY = str(make_key(tenant(), region(), 'nightly').strip())\nTTL = timedelta(seconds=30)\n",
+    )
+    .unwrap();
+    fs::write(
+        shop.join("nightly.py"),
+        "import redis\nfrom shop.limits import LOCK_KEY, TTL\nr = redis.Redis()\n\ndef run():\n    r.set(LOCK_KEY, 'x', nx=True, px=TTL)\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = scan(dir.path(), &[]);
+    assert_ne!(code, 2, "no internal error expected:\n{stdout}\n{stderr}");
+    assert!(!stdout.contains("internal"), "{stdout}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

@@ -137,9 +137,9 @@ impl ProjectConsts {
 }
 
 fn binding(target: String, value: &Expr, span: Span) -> Assign {
-    let mut value = value.clone();
-    // The value's own spans point into the other file: pin it to the import.
-    value.span = span;
+    // The value's spans and call ids belong to the other file's model: pin it
+    // to the import and keep its calls as text.
+    let value = value.without_calls(span);
     Assign {
         target,
         ty: None,

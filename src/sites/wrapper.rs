@@ -10,8 +10,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{resolve, FileAnalysis, LockSite};
-use crate::model::{mentions, Call, FileModel, Function, GuardKind, Language};
+use super::{resolve, FileAnalysis, LockSite, Ttl, Wait};
+use crate::model::{mentions, Call, Expr, FileModel, Function, GuardKind, Language, Span};
 
 /// A function that acquires a lock for its callers.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -32,7 +32,8 @@ pub struct Wrapper {
     pub guard: bool,
     /// The function returns the lock or the try-acquire's result.
     pub returns: bool,
-    /// The acquisition inside, as a template for the callers' sites.
+    /// The acquisition inside, as a template for the callers' sites: resolved
+    /// in the wrapper's own file, with nothing that indexes its model.
     pub site: LockSite,
 }
 
@@ -115,10 +116,39 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
             key_param,
             guard: guard || site.guarded && !returns,
             returns,
-            site: site.clone(),
+            site: template(site, fa.model),
         });
     }
     out
+}
+
+/// `site` as a template for calls in any file. Its expressions are resolved
+/// here and detached (a call id or a local name of this file would be looked
+/// up in the caller's model); spans, handles, releases and effects, which
+/// describe this file's text, are dropped. `call`/`result_call`/`span`/`func`
+/// are set by each call site.
+fn template(site: &LockSite, model: &FileModel) -> LockSite {
+    let here = |e: &Expr| resolve::resolve(model, e, site.func).detached(Span::default());
+    let mut t = site.clone();
+    t.key = site.key.as_ref().map(here);
+    t.owner = None;
+    t.ttl = match &site.ttl {
+        Ttl::Given(e) => Ttl::Given(e.as_ref().map(here)),
+        other => other.clone(),
+    };
+    t.wait = match &site.wait {
+        Wait::Given(e) => Wait::Given(here(e)),
+        other => other.clone(),
+    };
+    t.span = Span::default();
+    t.section = Span::default();
+    t.func = None;
+    t.separate_expire = None;
+    t.releases = Vec::new();
+    t.handle = None;
+    t.effects = Vec::new();
+    t.class_evidence = Vec::new();
+    t
 }
 
 /// Could a file at `path` in `language` call `w`, given that its text names
@@ -203,7 +233,11 @@ pub fn sites_for_calls(
         }
         let key = match &w.key_param {
             Some((i, name)) => call.keyword(name).or_else(|| call.positional(*i)).cloned(),
-            None => w.site.key.clone(),
+            // Fixed inside the wrapper (already detached): shown at the call.
+            None => w.site.key.as_ref().map(|k| Expr {
+                span: call.span,
+                ..k.clone()
+            }),
         };
         let key_text = key
             .as_ref()
