@@ -48,7 +48,12 @@ fn select_and_ignore_filter_rules() {
         .stdout(predicate::str::contains("LA201"))
         .stdout(predicate::str::contains("LA101").not());
     lock_audit()
-        .args(["check", "examples/", "--ignore", "LA101,LA102,LA201"])
+        .args([
+            "check",
+            "examples/",
+            "--ignore",
+            "LA101,LA102,LA201,LA301,LA302,LA303,LA304",
+        ])
         .assert()
         .code(0);
 }
@@ -598,6 +603,13 @@ fn outputs_formats_and_shards() {
     assert!(v
         .as_array()
         .is_some_and(|a| a.len() >= 7 && a[0]["fingerprint"].is_string()));
+    let whole = lock_audit()
+        .args(["check", "examples/", "--format", "json"])
+        .assert()
+        .get_output()
+        .stdout
+        .clone();
+    let whole: serde_json::Value = serde_json::from_slice(&whole).unwrap();
     let mut total = 0;
     for k in 1..=3 {
         let out = lock_audit()
@@ -616,7 +628,8 @@ fn outputs_formats_and_shards() {
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
         total += v["summary"]["findings"].as_u64().unwrap();
     }
-    assert_eq!(total, 7);
+    // Every file's findings, each in exactly one shard.
+    assert_eq!(Some(total), whole["summary"]["findings"].as_u64());
     lock_audit()
         .args(["check", "examples/", "--shard", "4/3"])
         .assert()
@@ -856,4 +869,62 @@ fn audit_takes_the_analysis_flags() {
         .args(["audit", "examples/", "--no-cache", "--format", "json"])
         .assert()
         .code(0);
+}
+
+/// README's first screen shows the demo's real output: this keeps them equal.
+#[test]
+fn readme_shows_the_demo_output() {
+    let readme = fs::read_to_string("README.md").unwrap();
+    let start = "$ lock-audit check examples/ --format concise\n";
+    let at = readme.find(start).expect("README has the demo block") + start.len();
+    let block = &readme[at..at + readme[at..].find("```").expect("the block ends")];
+    let out = lock_audit()
+        .args(["check", "examples/", "--format", "concise", "--no-cache"])
+        .args(["--color", "never"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let actual = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        block, actual,
+        "README's demo output differs from `check examples/`: update the block"
+    );
+}
+
+/// `audit examples/`: the summary's counts agree with the sites it lists.
+#[test]
+fn audit_summary_agrees_with_its_sites() {
+    let run = |format: &str| {
+        let out = lock_audit()
+            .args(["audit", "examples/", "--no-cache", "--format", format])
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let json: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    let sites = json["sites"].as_array().unwrap();
+    let correctness: Vec<_> = sites
+        .iter()
+        .filter(|s| s["class"] == "correctness")
+        .collect();
+    let unprotected = correctness
+        .iter()
+        .filter(|s| s["writes"] == true && s["protection"] == "none")
+        .count();
+    let table = run("table");
+    let summary = table.lines().last().unwrap();
+    assert!(
+        summary.contains(&format!(
+            "{} correctness ({unprotected} unprotected)",
+            correctness.len()
+        )),
+        "{summary}"
+    );
+    assert!(
+        unprotected >= 4,
+        "the demo shows unprotected correctness locks"
+    );
+    assert!(sites.iter().any(|s| s["protection"] == "fencing"));
+    // A correctness lock whose section writes nothing is not "unprotected".
+    assert!(correctness.iter().any(|s| s["writes"] == false));
 }

@@ -18,6 +18,18 @@ struct Markers {
     sites: BTreeMap<(usize, String), usize>,
     /// `expect-class: correctness|efficiency|unclassified` on an acquisition line.
     classes: BTreeMap<usize, String>,
+    /// `expect-help: TEXT`: a finding on this line says TEXT in its `help:` line.
+    helps: Vec<(usize, String)>,
+}
+
+/// The text after `expect-help:` up to the end of the line (a comment closer trimmed).
+fn help_after(line: &str) -> Option<String> {
+    let pos = line.find("expect-help:")?;
+    let text = line[pos + "expect-help:".len()..]
+        .trim()
+        .trim_end_matches("*/")
+        .trim();
+    (!text.is_empty()).then(|| text.to_string())
 }
 
 /// The word after `expect-class:`.
@@ -74,6 +86,9 @@ fn markers(text: &str) -> Markers {
         }
         if let Some(class) = class_after(line) {
             m.classes.insert(i + 1, class);
+        }
+        if let Some(help) = help_after(line) {
+            m.helps.push((i + 1, help));
         }
         if let Some(lib) = site_after(line) {
             *m.sites.entry((i + 1, lib)).or_default() += 1;
@@ -147,6 +162,17 @@ fn every_fixture_matches_its_markers() {
             {
                 let line = index.line_col(f.span.start).0;
                 *actual.entry((line, f.rule.code.to_string())).or_default() += 1;
+            }
+        }
+        for (line, want) in &m.helps {
+            let said = this_file
+                .clone()
+                .flat_map(|f| &f.findings)
+                .any(|f| index.line_col(f.span.start).0 == *line && f.help.contains(want.as_str()));
+            if !said {
+                problems.push(format!(
+                    "{name}:{line}: no finding here says `{want}` in its help"
+                ));
             }
         }
         let mut missing = Vec::new();

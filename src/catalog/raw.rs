@@ -70,6 +70,9 @@ pub struct RawEffect {
     pub class: Option<String>,
     #[serde(default)]
     pub weight: i32,
+    /// What makes this write safe against a stale holder, said for this kind
+    /// of write (the `help:` of LA301–LA304); `{table}` is the SQL statement's table.
+    pub remedy: Option<String>,
 }
 
 /// Spellings of protected writes.

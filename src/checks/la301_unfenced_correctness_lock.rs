@@ -92,6 +92,9 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
         )
         .site(site)
         .label(write.span, "unfenced write");
-        out.push(f);
+        out.push(match &write.remedy {
+            Some(remedy) => f.help(remedy.clone()),
+            None => f,
+        });
     }
 }

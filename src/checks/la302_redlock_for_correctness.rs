@@ -53,6 +53,11 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
             format!("{} is a Redlock-family lock guarding correctness lock {}: Redlock gives no fencing token and assumes bounded clocks and pauses", site.library, site.key_display()),
         )
         .site(site);
-        out.push(f);
+        out.push(match site.remedy() {
+            Some(remedy) => f.help(format!(
+                "Redlock gives nothing to fence with, so protect the write itself: {remedy}"
+            )),
+            None => f,
+        });
     }
 }

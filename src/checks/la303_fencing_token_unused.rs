@@ -73,6 +73,11 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
             format!("lock {} offers a fencing token ({token}) but no write in its critical section uses it", site.key_display()),
         )
         .site(site);
-        out.push(f);
+        out.push(match site.remedy() {
+            Some(remedy) => f.help(format!(
+                "the grant already gives a token ({token}); {remedy}"
+            )),
+            None => f,
+        });
     }
 }

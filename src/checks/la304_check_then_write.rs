@@ -72,7 +72,12 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
             )
             .site(site)
             .label(write.span, "write after the check");
-            out.push(f);
+            out.push(match (write.protection, &write.remedy) {
+                (None, Some(remedy)) => f.help(format!(
+                    "a re-check only narrows the window; protect the write itself: {remedy}"
+                )),
+                _ => f,
+            });
         }
     }
 }

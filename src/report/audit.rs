@@ -30,7 +30,11 @@ struct JsonSite<'a> {
     /// The first release's line, if any.
     release_line: Option<usize>,
     releases: Vec<JsonRelease>,
+    /// What protects the critical section's writes (`none` also when it has none:
+    /// see `writes`).
     protection: &'static str,
+    /// Does the critical section write (what LA301 asks to be protected)?
+    writes: bool,
     findings: &'a [&'static str],
 }
 
@@ -79,6 +83,18 @@ fn release_text(r: &Row) -> String {
     parts.join(", ")
 }
 
+/// A key for one table cell: whitespace runs (a multi-line key) as one space,
+/// at most 40 characters, a cut shown with `…`.
+fn short_key(key: &str) -> String {
+    let flat = key.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= 40 {
+        return flat;
+    }
+    let mut cut: String = flat.chars().take(39).collect();
+    cut.push('…');
+    cut
+}
+
 fn cells(r: &Row) -> [String; 10] {
     let findings = if r.site.findings.is_empty() {
         "-".into()
@@ -89,7 +105,7 @@ fn cells(r: &Row) -> [String; 10] {
         format!("{}:{}", r.file.path, r.line),
         r.file.language.name().to_string(),
         r.site.library.clone(),
-        r.site.key.chars().take(40).collect(),
+        short_key(&r.site.key),
         r.site.ttl.clone(),
         r.site.wait.clone(),
         release_text(r),
@@ -209,6 +225,7 @@ fn json(rows: &[Row]) -> String {
                 })
                 .collect(),
             protection: r.site.protection,
+            writes: r.site.writes,
             findings: &r.site.findings,
         })
         .collect();

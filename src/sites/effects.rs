@@ -20,6 +20,8 @@ pub struct Effect {
     /// How the write is protected, if it is.
     pub protection: Option<Protection>,
     pub text: String,
+    /// The catalog's remedy for this kind of write, with its table named.
+    pub remedy: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -57,6 +59,34 @@ fn sql_of(model: &FileModel, call: &Call) -> Option<String> {
         ]
         .contains(&first.as_str())
         .then_some(up)
+    })
+}
+
+/// The table an SQL write targets: `UPDATE t`, `INSERT INTO t`, `DELETE FROM t`,
+/// `MERGE INTO t`, `REPLACE INTO t` (`sql` uppercased; the name as written there).
+fn sql_table(sql: &str) -> Option<String> {
+    let mut words = sql.split_whitespace();
+    let first = words.next()?;
+    let mut next = words.next()?;
+    if matches!(first, "INSERT" | "DELETE" | "MERGE" | "REPLACE" | "UPSERT")
+        && matches!(next, "INTO" | "FROM")
+    {
+        next = words.next()?;
+    }
+    let name = next.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'));
+    (!name.is_empty() && first != "WITH" && first != "SELECT").then(|| name.to_ascii_lowercase())
+}
+
+/// `e`'s remedy for `call`, its `{table}` filled from the call's SQL.
+fn remedy(model: &FileModel, call: &Call, e: &RawEffect) -> Option<String> {
+    let text = e.remedy.as_deref()?;
+    if !text.contains("{table}") {
+        return Some(text.to_string());
+    }
+    let table = sql_of(model, call).and_then(|s| sql_table(&s));
+    Some(match table {
+        Some(t) => text.replace("{table}", &format!("`{t}`")),
+        None => text.replace("{table}", "the table"),
     })
 }
 
@@ -229,6 +259,7 @@ pub fn of_section(fa: &FileAnalysis, site: &LockSite) -> Vec<Effect> {
             weight: e.weight,
             protection,
             text: call.callee.clone(),
+            remedy: remedy(model, call, e),
         });
     }
     out

@@ -192,6 +192,15 @@ pub enum SiteKind {
 }
 
 impl LockSite {
+    /// The catalog's remedy for the first write in the critical section that
+    /// nothing protects: what would make *this* section safe (LA301–LA304).
+    pub fn remedy(&self) -> Option<&str> {
+        self.effects
+            .iter()
+            .find(|e| e.write && e.protection.is_none())
+            .and_then(|e| e.remedy.as_deref())
+    }
+
     /// A site with the facts every source knows; the rest at their defaults.
     pub fn base(call: CallId, span: Span, func: Option<FuncId>, kind: SiteKind) -> Self {
         LockSite {
