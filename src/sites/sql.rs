@@ -172,12 +172,52 @@ pub fn analyze(
     }
 }
 
+/// Column-name stems that name a claimant: who holds the row (`owner`,
+/// `locked_by`, `reservation`, `worker_id`, `picked`, `lease_until`...).
+/// Matched at the start of the name or of one of its `_` parts.
+const CLAIMANT_STEMS: &[&str] = &[
+    "own",
+    "lock",
+    "leas",
+    "claim",
+    "reserv",
+    "hold",
+    "held",
+    "worker",
+    "picked",
+    "acquir",
+    "heartbeat",
+    "runner",
+    "executor",
+];
+
+fn claimant_column(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    name.split('_')
+        .any(|part| CLAIMANT_STEMS.iter().any(|s| part.starts_with(s)))
+}
+
 /// `UPDATE jobs SET owner = $1, locked_at = now() WHERE id = $2 AND owner IS NULL`:
-/// a statement that sets a column only where it is NULL claims the row.
+/// a claim writes a *claimant* (a column naming who holds the row) into rows
+/// whose claimant column says "free" (`IS NULL`, `= FALSE`, `= 0`, or an expired
+/// lease `< now()`). A backfill (`SET role = 'member' WHERE role IS NULL`), a
+/// soft delete or a monotonic timestamp (`SET last_used = ? WHERE last_used < ?`)
+/// writes no claimant and is an ordinary write.
 fn row_claim(sql: &str) -> bool {
-    let Some(rest) = sql.trim_start().strip_prefix("UPDATE ") else {
+    // An interpolated string keeps its quotes and prefix (`f"`, `"`, `` ` ``).
+    let sql = sql.trim_start();
+    let Some(i) = sql.find("UPDATE ") else {
         return false;
     };
+    let head = &sql[..i];
+    if head.len() > 3
+        || head
+            .chars()
+            .any(|c| c.is_alphanumeric() && !"FRB".contains(c))
+    {
+        return false;
+    }
+    let rest = &sql[i + "UPDATE ".len()..];
     let Some((_, after_set)) = rest.split_once(" SET ") else {
         return false;
     };
@@ -193,14 +233,20 @@ fn row_claim(sql: &str) -> bool {
             .trim_matches(['"', '`', '[', ']']);
         s.to_string()
     };
-    let set_columns: Vec<String> = assignments
+    let claimants: Vec<String> = assignments
         .split(',')
         .filter_map(|a| a.split_once('='))
         .map(|(col, _)| ident(col))
+        .filter(|c| claimant_column(c))
         .collect();
-    condition.match_indices(" IS NULL").any(|(i, _)| {
-        let col = condition[..i].rsplit([' ', '(']).next().unwrap_or("");
-        set_columns.contains(&ident(col))
+    const FREE: &[&str] = &[
+        " IS NULL", " = FALSE", "=FALSE", " = 0", "=0", " < ", " <= ",
+    ];
+    FREE.iter().any(|free| {
+        condition.match_indices(free).any(|(i, _)| {
+            let col = condition[..i].rsplit([' ', '(']).next().unwrap_or("");
+            claimants.contains(&ident(col))
+        })
     })
 }
 
@@ -217,6 +263,39 @@ mod tests {
             "UPDATE JOBS SET STATUS = 'DONE' WHERE ID = $1 AND DELETED_AT IS NULL"
         ));
         assert!(!row_claim("SELECT * FROM JOBS WHERE OWNER IS NULL"));
+        // Claims: a flag, an expired lease, a reservation column.
+        assert!(row_claim(
+            "UPDATE TASKS SET PICKED = TRUE, PICKED_BY = ? WHERE NAME = ? AND PICKED = FALSE"
+        ));
+        assert!(row_claim(
+            "UPDATE LEASES SET LEASED_BY = $1, LEASE_UNTIL = NOW() + $2 WHERE NAME = $3 AND LEASE_UNTIL < NOW()"
+        ));
+        assert!(row_claim(
+            "UPDATE NODES SET RESERVATION = :TAG WHERE ID = :ID AND RESERVATION IS NULL"
+        ));
+        // Near misses: backfills, soft deletes, monotonic timestamps.
+        assert!(!row_claim(
+            "UPDATE USERS SET ROLE = 'MEMBER' WHERE ROLE IS NULL"
+        ));
+        assert!(!row_claim(
+            "UPDATE BLOCKED SET IGNORE_AFTER = CURRENT_TIMESTAMP, IGNORED_BY = %(BY)S WHERE ADDRESS = %(A)S AND (IGNORE_AFTER IS NULL OR IGNORE_AFTER > CURRENT_TIMESTAMP)"
+        ));
+        assert!(!row_claim(
+            "UPDATE APIKEY SET LAST_USED = ? WHERE ID = ? AND (LAST_USED IS NULL OR LAST_USED < ?)"
+        ));
+        assert!(!row_claim(
+            "UPDATE ATTRIBUTION SET DELETED_AT = NOW() WHERE FINDING_ID = ? AND DELETED_AT IS NULL"
+        ));
+        assert!(!row_claim(
+            "UPDATE ITEMS SET BLOCKED = TRUE WHERE BLOCKED = FALSE"
+        ));
+        // Template text keeps its quotes.
+        assert!(row_claim(
+            "F\"UPDATE T SET OWNER = {ME} WHERE ID = 1 AND OWNER IS NULL\""
+        ));
+        assert!(!row_claim(
+            "\"NOT AN UPDATE SET OWNER = 1 WHERE OWNER IS NULL\""
+        ));
     }
 
     #[test]
