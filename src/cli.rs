@@ -127,6 +127,10 @@ pub struct AnalysisArgs {
     /// Analyse minified JavaScript/TypeScript bundles too (default: skipped with a notice).
     #[arg(long)]
     pub include_minified: bool,
+    /// Report findings and sites in test code too (test/, tests/, spec/, *_test.go,
+    /// test_*.py, *Test.java, *.spec.ts, Rust #[cfg(test)] modules...; config `test-paths`).
+    #[arg(long)]
+    pub include_tests: bool,
     /// Neither read nor write the analysis cache.
     #[arg(long)]
     pub no_cache: bool,
@@ -140,6 +144,7 @@ impl AnalysisArgs {
     /// Applies the flags to `settings` (config file values already in it).
     fn apply(&self, settings: &mut Settings, config: Option<&Path>, catalog: &Catalog) {
         settings.include_minified |= self.include_minified;
+        settings.include_tests |= self.include_tests;
         if !self.no_cache {
             let dir = self.cache_dir.as_deref();
             settings.cache = Some(open_cache(dir, config, catalog, settings));
@@ -294,6 +299,10 @@ pub(crate) fn settings_from(config: Config, force_exclude: bool) -> Settings {
         classify: config.classify,
         require_reason: config.require_reason.unwrap_or(true),
         include_minified: config.include_minified.unwrap_or(false),
+        include_tests: config.include_tests.unwrap_or(false),
+        test_paths: config
+            .test_paths
+            .unwrap_or_else(crate::discover::default_test_paths),
         severity: config.severity,
         overrides: config.overrides,
         paths: crate::discover::PathFilter {
@@ -328,12 +337,13 @@ fn open_cache(
         .unwrap_or_default();
     let rules: Vec<&str> = settings.rules.iter().map(|r| r.code).collect();
     let rules = rules.join(",");
-    let inputs: [&[u8]; 5] = [
+    let inputs: [&[u8]; 6] = [
         &config_text,
         catalog.fingerprint.as_bytes(),
         rules.as_bytes(),
         &settings.max_file_size.to_le_bytes(),
         &[u8::from(settings.include_minified)],
+        &[u8::from(settings.include_tests)],
     ];
     std::sync::Arc::new(Cache::open(&dir, &inputs))
 }
@@ -356,7 +366,7 @@ fn show_settings(
         .clone()
         .or_else(|| config::find(args.paths.first().map_or(Path::new("."), PathBuf::as_path)));
     format!(
-        "config: {}\npaths: {}\nrules: {}\nseverity overrides: {}\nfail-on: {}\nclassify patterns: {}\nrequire-reason: {}\ncatalog: {} libraries, {} APIs, {} SQL locks\nmax-file-size: {}\ninclude-minified: {}\ncache: {}\n",
+        "config: {}\npaths: {}\nrules: {}\nseverity overrides: {}\nfail-on: {}\nclassify patterns: {}\nrequire-reason: {}\ncatalog: {} libraries, {} APIs, {} SQL locks\nmax-file-size: {}\ninclude-minified: {}\ninclude-tests: {}\ncache: {}\n",
         config.map_or("(none)".into(), |p| p.display().to_string()),
         args.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" "),
         codes.join(", "),
@@ -369,6 +379,7 @@ fn show_settings(
         catalog.sql.len(),
         settings.max_file_size,
         settings.include_minified,
+        settings.include_tests,
         settings
             .cache
             .as_ref()

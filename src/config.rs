@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use globset::{Glob, GlobMatcher, GlobSet, GlobSetBuilder};
+use globset::{Glob, GlobMatcher, GlobSet};
 use serde::Deserialize;
 
 use crate::cli::FailOn;
@@ -32,6 +32,10 @@ struct RawConfig {
     require_reason: Option<bool>,
     /// Analyse minified JavaScript/TypeScript too (default false: skipped with a notice).
     include_minified: Option<bool>,
+    /// Report findings in test code too (default false: counted, not shown).
+    include_tests: Option<bool>,
+    /// Globs of test code, replacing the default list.
+    test_paths: Option<Vec<String>>,
     /// Severity per rule: `LA105: error`, `unused-suppression: info`.
     #[serde(default)]
     severity: std::collections::BTreeMap<String, Severity>,
@@ -123,6 +127,9 @@ pub struct Config {
     /// `None` when the file does not say: reasons are then required.
     pub require_reason: Option<bool>,
     pub include_minified: Option<bool>,
+    pub include_tests: Option<bool>,
+    /// `test-paths:`; `None` keeps the default list.
+    pub test_paths: Option<GlobSet>,
     pub severity: Vec<(&'static str, Severity)>,
     pub include: Option<GlobSet>,
     pub exclude: Option<GlobSet>,
@@ -281,6 +288,12 @@ pub fn parse(path: &Path, shown: &str, src: &str) -> Result<Config, Box<YamlErro
         classify,
         require_reason: raw.require_reason,
         include_minified: raw.include_minified,
+        include_tests: raw.include_tests,
+        test_paths: match &raw.test_paths {
+            Some(p) if p.is_empty() => Some(GlobSet::empty()),
+            Some(p) => globset(p, &shown, &src)?,
+            None => None,
+        },
         severity,
         include,
         exclude,
@@ -312,21 +325,14 @@ fn globset(patterns: &[String], shown: &str, src: &str) -> Result<Option<GlobSet
     if patterns.is_empty() {
         return Ok(None);
     }
-    let mut b = GlobSetBuilder::new();
-    for p in patterns {
-        for pattern in [p.clone(), format!("**/{}", p.trim_start_matches("./"))] {
-            let glob = Glob::new(&pattern).map_err(|e| {
-                Box::new(YamlError::about(
-                    shown,
-                    src,
-                    p,
-                    format!("invalid glob `{p}`: {e}"),
-                ))
-            })?;
-            b.add(glob);
-        }
-    }
-    b.build()
+    crate::discover::suffix_globs(patterns)
         .map(Some)
-        .map_err(|e| Box::new(YamlError::about(shown, src, &patterns[0], e.to_string())))
+        .map_err(|(p, e)| {
+            Box::new(YamlError::about(
+                shown,
+                src,
+                &p,
+                format!("invalid glob `{p}`: {e}"),
+            ))
+        })
 }

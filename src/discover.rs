@@ -47,6 +47,56 @@ fn rel_to(root: &Path, path: &Path) -> String {
     }
 }
 
+/// Test code by path: still read for wrappers and constants, but its findings
+/// and sites are not reported unless `--include-tests` (config `test-paths`
+/// replaces this list).
+pub const DEFAULT_TEST_PATHS: &[&str] = &[
+    "test/**",
+    "tests/**",
+    "spec/**",
+    "__tests__/**",
+    "testdata/**",
+    "fixtures/**",
+    "*_test.go",
+    "test_*.py",
+    "*_test.py",
+    "*Test.java",
+    "*Tests.java",
+    "*_spec.rb",
+    "*.test.ts",
+    "*.test.tsx",
+    "*.test.js",
+    "*.test.jsx",
+    "*.test.mjs",
+    "*.spec.ts",
+    "*.spec.tsx",
+    "*.spec.js",
+    "*.spec.jsx",
+    "*.spec.mjs",
+];
+
+/// `patterns` as one set that matches a path or any suffix of it: `vendor/**`
+/// also matches `svc/vendor/x`. On a bad pattern, the pattern and the reason.
+pub fn suffix_globs<S: AsRef<str>>(
+    patterns: &[S],
+) -> Result<globset::GlobSet, (String, globset::Error)> {
+    let mut b = globset::GlobSetBuilder::new();
+    for p in patterns {
+        let p = p.as_ref();
+        for pattern in [p.to_string(), format!("**/{}", p.trim_start_matches("./"))] {
+            let glob = globset::Glob::new(&pattern).map_err(|e| (p.to_string(), e))?;
+            b.add(glob);
+        }
+    }
+    let first = patterns.first().map_or("", |p| p.as_ref()).to_string();
+    b.build().map_err(|e| (first, e))
+}
+
+/// The default test-code globs (constant patterns: they always compile).
+pub fn default_test_paths() -> globset::GlobSet {
+    suffix_globs(DEFAULT_TEST_PATHS).unwrap_or_else(|_| globset::GlobSet::empty())
+}
+
 /// Which walked files to keep: `include`/`exclude` globs from the config.
 #[derive(Debug, Clone, Default)]
 pub struct PathFilter {

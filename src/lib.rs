@@ -39,6 +39,10 @@ pub struct Settings {
     pub max_file_size: u64,
     /// Analyse minified JavaScript/TypeScript (otherwise skipped with a notice).
     pub include_minified: bool,
+    /// Report findings and sites in test code (otherwise counted, not shown).
+    pub include_tests: bool,
+    /// Which paths are test code.
+    pub test_paths: globset::GlobSet,
     /// `classify:` patterns from `lock-audit.yaml`.
     pub classify: Vec<config::ClassifyRule>,
     /// A suppression without `reason="..."` is LA001 (default true).
@@ -59,6 +63,8 @@ impl Default for Settings {
             rules: checks::defaults(),
             max_file_size: 5 * 1024 * 1024,
             include_minified: false,
+            include_tests: false,
+            test_paths: discover::default_test_paths(),
             classify: Vec::new(),
             require_reason: true,
             severity: Vec::new(),
@@ -103,6 +109,10 @@ pub struct FileResult {
     pub findings: Vec<Finding>,
     /// Every lock site of the file, for the `audit` inventory.
     pub sites: Vec<SiteInfo>,
+    /// Findings in test code (a test file, a Rust `#[cfg(test)]` module) not
+    /// shown because tests are not included.
+    #[serde(default)]
+    pub hidden_in_tests: usize,
 }
 
 /// One lock site as the inventory shows it.
@@ -138,6 +148,8 @@ pub struct Summary {
     pub files_parsed: usize,
     pub sites: usize,
     pub findings: usize,
+    /// Findings in test code, not shown (`--include-tests` shows them).
+    pub hidden_in_tests: usize,
     pub elapsed_ms: u128,
 }
 

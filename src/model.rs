@@ -431,6 +431,9 @@ pub struct FileModel {
     pub guard_names: Vec<(String, Span)>,
     pub exits: Vec<Exit>,
     pub conditionals: Vec<Conditional>,
+    /// Code that exists only for tests inside a production file (Rust
+    /// `#[cfg(test)]` modules, `#[test]` functions): findings there are test findings.
+    pub test_regions: Vec<Span>,
     /// `assigns` by target name, built on first [`FileModel::lookup`]: lookups
     /// run per argument, so a linear search would make dense files quadratic.
     /// Reset it after changing `assigns`.
@@ -457,6 +460,7 @@ impl FileModel {
             guard_names: Vec::new(),
             exits: Vec::new(),
             conditionals: Vec::new(),
+            test_regions: Vec::new(),
         }
     }
 

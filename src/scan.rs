@@ -161,6 +161,7 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
             if let Some(r) = result {
                 report.summary.sites += r.sites.len();
                 report.summary.findings += r.findings.len();
+                report.summary.hidden_in_tests += r.hidden_in_tests;
                 if !r.findings.is_empty() || !r.sites.is_empty() {
                     report.files.push(r);
                 }
@@ -670,6 +671,15 @@ fn analyse_text(
         settings.require_reason,
     );
     findings.sort_by_key(|f| (f.span.start, f.rule.code));
+    // Test code: counted, not shown (its wrappers and constants still count).
+    let whole_file = settings.test_paths.is_match(&file.path);
+    let in_tests = |span: model::Span| {
+        !settings.include_tests
+            && (whole_file || model.test_regions.iter().any(|r| r.contains(span)))
+    };
+    let before = findings.len();
+    findings.retain(|f| !in_tests(f.site_span.unwrap_or(f.span)));
+    let hidden_in_tests = before - findings.len();
     let codes: Vec<(Option<model::Span>, &'static str)> = findings
         .iter()
         .map(|f| (f.site_span, f.rule.code))
@@ -680,7 +690,11 @@ fn analyse_text(
         language: file.language,
         text: text.clone(),
         findings,
-        sites: crate::site_infos(&analysis, &codes),
+        sites: crate::site_infos(&analysis, &codes)
+            .into_iter()
+            .filter(|s| !in_tests(s.span))
+            .collect(),
+        hidden_in_tests,
     };
     Outcome::Parsed(Some(result), defined, wanted)
 }

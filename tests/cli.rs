@@ -258,7 +258,7 @@ fn readme_library_table_is_in_sync() {
 #[test]
 fn audit_inventories_every_language() {
     let out = lock_audit()
-        .args(["audit", "fixtures", "--format", "json"])
+        .args(["audit", "fixtures", "--include-tests", "--format", "json"])
         .assert()
         .code(0)
         .get_output()
@@ -306,7 +306,13 @@ fn audit_inventories_every_language() {
         .iter()
         .any(|s| s["library"] == "redisson" && s["ttl"] == "renewed"));
     lock_audit()
-        .args(["audit", "fixtures", "--format", "markdown"])
+        .args([
+            "audit",
+            "fixtures",
+            "--include-tests",
+            "--format",
+            "markdown",
+        ])
         .assert()
         .code(0)
         .stdout(predicate::str::contains("| site | language |"));
@@ -927,4 +933,58 @@ fn audit_summary_agrees_with_its_sites() {
     assert!(sites.iter().any(|s| s["protection"] == "fencing"));
     // A correctness lock whose section writes nothing is not "unprotected".
     assert!(correctness.iter().any(|s| s["writes"] == false));
+}
+
+/// Test code is read but not reported by default: test files by path, Rust
+/// `#[cfg(test)]` modules inside production files; one summary line says how
+/// many findings were not shown. `--include-tests` and the config show them;
+/// `test-paths` replaces the list.
+#[test]
+fn test_code_is_counted_not_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bug = "import redis\nr = redis.Redis()\n\ndef f():\n    r.set('lock:x', 'me', nx=True)\n";
+    fs::create_dir_all(d.join("app")).unwrap();
+    fs::create_dir_all(d.join("tests")).unwrap();
+    fs::create_dir_all(d.join("qa")).unwrap();
+    fs::write(d.join("app/jobs.py"), bug).unwrap();
+    fs::write(d.join("tests/test_jobs.py"), bug).unwrap();
+    fs::write(d.join("app/jobs_test.py"), bug).unwrap();
+    fs::write(d.join("qa/smoke.py"), bug).unwrap();
+    fs::write(
+        d.join("app/lock.rs"),
+        "pub fn lock(con: &mut redis::Connection) -> bool {\n    redis::cmd(\"SET\").arg(\"lock:a\").arg(\"me\").arg(\"NX\").arg(\"PX\").arg(30000).query(con).unwrap_or(false)\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn leaks() {\n        let _: bool = redis::cmd(\"SET\").arg(\"lock:t\").arg(\"me\").arg(\"NX\").query(&mut con()).unwrap();\n    }\n}\n",
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let out = lock_audit()
+            .args(["check", "--format", "concise", "--no-cache"])
+            .args(extra)
+            .arg(d)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let default = run(&[]);
+    assert!(default.contains("app/jobs.py"), "{default}");
+    assert!(default.contains("qa/smoke.py"), "{default}");
+    for hidden in ["test_jobs.py", "jobs_test.py", "lock.rs"] {
+        assert!(!default.contains(hidden), "{hidden} shown:\n{default}");
+    }
+    assert!(
+        default.contains("6 findings in test code not shown (--include-tests)"),
+        "{default}"
+    );
+    let all = run(&["--include-tests"]);
+    for shown in ["test_jobs.py", "jobs_test.py", "lock.rs:9"] {
+        assert!(all.contains(shown), "{shown} missing:\n{all}");
+    }
+    assert!(!all.contains("not shown"), "{all}");
+    // The config: another list of test paths, or tests included.
+    fs::write(d.join("lock-audit.yaml"), "test-paths: [\"qa/**\"]\n").unwrap();
+    let custom = run(&[]);
+    assert!(!custom.contains("qa/smoke.py"), "{custom}");
+    assert!(custom.contains("tests/test_jobs.py"), "{custom}");
+    fs::write(d.join("lock-audit.yaml"), "include-tests: true\n").unwrap();
+    assert!(run(&[]).contains("tests/test_jobs.py"));
 }

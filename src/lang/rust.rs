@@ -439,9 +439,28 @@ fn use_paths(tree: &syn::UseTree, prefix: String, span: Span, out: &mut Vec<Impo
     }
 }
 
+/// `#[cfg(test)]`, `#[test]`, `#[tokio::test]`: an item that exists only for tests.
+fn test_only(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        let path = a.path();
+        path.segments.last().is_some_and(|s| s.ident == "test")
+            || (path.is_ident("cfg") && a.parse_args::<syn::Ident>().is_ok_and(|i| i == "test"))
+    })
+}
+
 impl<'ast> Visit<'ast> for Lowerer<'_> {
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        if test_only(&m.attrs) {
+            self.model.test_regions.push(span_of(m));
+        }
+        visit::visit_item_mod(self, m);
+    }
+
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
         let span = span_of(f);
+        if test_only(&f.attrs) {
+            self.model.test_regions.push(span);
+        }
         self.function(f.sig.ident.to_string(), &f.sig, span, |lw| {
             visit::visit_item_fn(lw, f)
         });

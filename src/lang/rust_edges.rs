@@ -153,6 +153,21 @@ impl Edges for syn::ImplItemFn {
     }
 }
 
+impl Edges for syn::ItemMod {
+    fn edges(&self) -> (PmSpan, PmSpan) {
+        let start = self
+            .attrs
+            .first()
+            .map_or(self.mod_token.span, |a| a.pound_token.span);
+        let end = match (&self.content, &self.semi) {
+            (Some((brace, _)), _) => brace.span.close(),
+            (None, Some(semi)) => semi.span,
+            (None, None) => self.ident.span(),
+        };
+        (start, end)
+    }
+}
+
 impl Edges for syn::TraitItemFn {
     fn edges(&self) -> (PmSpan, PmSpan) {
         let start = fn_start(&self.attrs, None, &self.sig);

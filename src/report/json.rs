@@ -45,6 +45,8 @@ struct JsonSummary {
     files_parsed: usize,
     sites: usize,
     findings: usize,
+    /// Findings in test code, not shown (`--include-tests` shows them).
+    hidden_in_tests: usize,
     elapsed_ms: u128,
 }
 
@@ -95,6 +97,7 @@ pub fn render(report: &Report) -> String {
             files_parsed: s.files_parsed,
             sites: s.sites,
             findings: s.findings,
+            hidden_in_tests: s.hidden_in_tests,
             elapsed_ms: s.elapsed_ms,
         },
     };

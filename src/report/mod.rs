@@ -111,8 +111,15 @@ pub fn summary_line(report: &Report) -> String {
             parts.join(", ")
         )
     };
+    let tests = match s.hidden_in_tests {
+        0 => String::new(),
+        n => format!(
+            "; {n} finding{} in test code not shown (--include-tests)",
+            if n == 1 { "" } else { "s" }
+        ),
+    };
     format!(
-        "{found} in {} lock site{}; {} file{} scanned, {} parsed",
+        "{found} in {} lock site{}; {} file{} scanned, {} parsed{tests}",
         s.sites,
         if s.sites == 1 { "" } else { "s" },
         s.files_scanned,
