@@ -298,6 +298,7 @@ class RepoScore:
     internal_errors: list = field(default_factory=list)
     test_findings: int = 0
     missed: list = field(default_factory=list)
+    false_positives: list = field(default_factory=list)
 
 
 def _production(labels: Labels, path: str) -> bool:
@@ -354,12 +355,17 @@ def score_repo(labels: Labels, check: dict, audit: dict, check_rc: int) -> RepoS
                 counts.tp += 1
             elif verdict is False:
                 counts.fp += 1
+                score.false_positives.append(f"{path}:{f.get('line')}: {code} on the site at "
+                                             f"{site.line} (labeled false)")
             else:
                 counts.undecided += 1
             continue
         counts.fp += 1
-        if _recorded_fp(labels, path, anchor, code) is None and \
-                _recorded_fp(labels, path, f.get("line", anchor), code) is None:
+        recorded = _recorded_fp(labels, path, anchor, code) or \
+            _recorded_fp(labels, path, f.get("line", anchor), code)
+        if recorded is not None:
+            score.false_positives.append(f"{path}:{f.get('line')}: {code}: {recorded.reason}")
+        else:
             score.untriaged.append(f"{path}:{f.get('line')}: {code} (site line {anchor}) "
                                    f"{f.get('message', '')}")
     for s in prod_sites:
@@ -409,7 +415,8 @@ def _ratio(a: int, b: int) -> str:
     return "-" if not b else f"{a / b:.2f}"
 
 
-def report(scores: list, show_untriaged: bool, show_missed: bool) -> str:
+def report(scores: list, show_untriaged: bool, show_missed: bool,
+           show_fp: bool = False) -> str:
     lines = []
     by_lang: dict = defaultdict(Counts)
     by_rule: dict = defaultdict(Counts)
@@ -464,6 +471,9 @@ def report(scores: list, show_untriaged: bool, show_missed: bool) -> str:
         if show_missed:
             for m in sc.missed:
                 lines.append(f"MISSED {sc.repo}: {m}")
+        if show_fp:
+            for fp in sc.false_positives:
+                lines.append(f"FP {sc.repo}: {fp}")
     return "\n".join(lines)
 
 
@@ -503,7 +513,8 @@ def cmd_score(args: argparse.Namespace) -> int:
             dump.mkdir(parents=True, exist_ok=True)
             (dump / f"{slug(repo)}.check.json").write_text(json.dumps(check, indent=1))
             (dump / f"{slug(repo)}.audit.json").write_text(json.dumps(audit, indent=1))
-    print(report(scores, show_untriaged=not args.quiet, show_missed=args.missed))
+    print(report(scores, show_untriaged=not args.quiet, show_missed=args.missed,
+                 show_fp=args.fp))
     for p in problems:
         print(f"PROBLEM {p}", file=sys.stderr)
     untriaged = sum(len(sc.untriaged) for sc in scores)
@@ -526,6 +537,7 @@ def main(argv=None) -> int:
     sc.add_argument("--dump", help="also write each repo's check/audit JSON here")
     sc.add_argument("--quiet", action="store_true", help="do not list untriaged findings")
     sc.add_argument("--missed", action="store_true", help="list labeled sites audit missed")
+    sc.add_argument("--fp", action="store_true", help="list every false positive finding")
     sc.add_argument("--strict", action="store_true", help="exit 1 when anything is untriaged")
     sc.add_argument("repo", nargs="*", help="only these owner/name (default: all labeled)")
     args = ap.parse_args(argv)
