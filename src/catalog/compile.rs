@@ -180,6 +180,8 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 id: api.id,
                 library,
                 methods: api.methods,
+                any_receiver: api.any_receiver,
+                max_args: api.max_args,
                 functions: api.functions,
                 kind,
                 fixed_flags: api

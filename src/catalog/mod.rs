@@ -45,6 +45,9 @@ pub struct Api {
     pub id: String,
     pub library: usize,
     pub methods: Vec<String>,
+    /// See [`raw::RawApi::any_receiver`].
+    pub any_receiver: bool,
+    pub max_args: Option<usize>,
     pub functions: Vec<String>,
     pub kind: ApiKind,
     pub args: BTreeMap<ArgRole, Slot>,

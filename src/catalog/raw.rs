@@ -143,6 +143,14 @@ pub struct RawApi {
     /// Method names (`r.set(..)`); the receiver must be a client.
     #[serde(default)]
     pub methods: Vec<String>,
+    /// The method name is this library's alone (`select_for_update`,
+    /// `with_for_update`, `setLock`): any receiver counts, as ORM querysets
+    /// and records reach the call through models, not clients.
+    #[serde(default)]
+    pub any_receiver: bool,
+    /// Calls with more positional arguments are not this API (ActiveRecord
+    /// `with_lock` takes at most a lock clause; an in-house `with_lock(key, ttl)` is not it).
+    pub max_args: Option<usize>,
     /// Free functions by full path (`redis::cmd`); matched by path or import.
     #[serde(default)]
     pub functions: Vec<String>,

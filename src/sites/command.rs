@@ -121,8 +121,16 @@ pub fn match_api(model: &FileModel, catalog: &Catalog, call: &Call) -> Option<(u
     for &api_id in catalog.candidates(model.language, &call.name) {
         let api = &catalog.apis[api_id];
         let lib = catalog.library_of(api);
+        let positional = call.args.iter().filter(|a| a.name.is_none()).count();
+        if api.max_args.is_some_and(|n| positional > n) {
+            continue;
+        }
+        let own = || format!("`{}` is {}'s own method", call.name, lib.name);
         let evidence = if api.methods.contains(&call.name) && call.receiver.is_some() {
-            receiver::evidence(model, lib, call)
+            receiver::evidence(model, lib, call).or_else(|| api.any_receiver.then(own))
+        } else if api.any_receiver && api.methods.contains(&call.name) {
+            // A model's own `with_lock { }` / `lock!`: an implicit receiver.
+            Some(own())
         } else {
             api.functions
                 .iter()

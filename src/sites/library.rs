@@ -8,12 +8,14 @@
 //! guard (`with r.lock(..)`, a Ruby block). The TTL and wait bound come from
 //! the acquire call, then the factory call, then the catalog default.
 
+use std::collections::HashMap;
+
 use super::command::{match_api, slot_values};
 use super::{duration, resolve, LockSite, Release, SiteKind, Ttl, Wait};
 use crate::catalog::{
     AcquireMethod, Acquires, ApiKind, Catalog, DurationSlot, Library, LockSpec, Scope, Slot,
 };
-use crate::model::{Call, CallId, Expr, FileModel, Span, Usage};
+use crate::model::{mentions, Call, CallId, Expr, FileModel, Span, Usage};
 
 /// Where a lock object or handle lives, to find the calls made on it.
 struct Binding {
@@ -297,6 +299,107 @@ fn acquire_method<'s>(spec: &'s LockSpec, c: &Call) -> Option<&'s AcquireMethod>
         .find(|m| m.method == c.name && m.arity.is_none_or(|a| a == c.args.len()))
 }
 
+/// Where a query built with a row-lock method (`.with_for_update()`,
+/// `.for_update()`) takes its lock: the call that runs it. The chain is
+/// followed to its end; a chain passed to a call (`session.execute(q..)`) runs
+/// there, a chain bound to a name runs at the first later call in the same
+/// function that takes the name. Otherwise the lock is where the method is
+/// written (`Account.objects.select_for_update().get(..)` runs in its chain).
+fn query_run(model: &FileModel, next: &HashMap<CallId, CallId>, call: &Call) -> Span {
+    let mut end = call.id;
+    while let Some(&n) = next.get(&end) {
+        end = n;
+    }
+    let end = model.call(end);
+    // The method name ends its callee (`a.b().with_for_update`): start there.
+    let name_start = call.name_span.end.saturating_sub(call.name.len());
+    let written = Span::new(
+        name_start.clamp(call.span.start, call.span.end),
+        call.span.end,
+    );
+    // The chain runs itself (`.get()`, `.first()`, `.load(conn)`): what a name
+    // is bound to is then the row, not the query.
+    const RUNS: &[&str] = &[
+        "get",
+        "first",
+        "one",
+        "one_or_none",
+        "all",
+        "load",
+        "get_result",
+        "get_results",
+        "scalar",
+        "scalars",
+        "scalar_one",
+        "execute",
+        "fetch",
+        "fetch_one",
+        "fetch_all",
+        "fetch_optional",
+        "update",
+        "delete",
+        "count",
+        "exists",
+        "find",
+        "findOne",
+        "pluck",
+        "take",
+        "then",
+        "iterator",
+        "values",
+        "values_list",
+        "in_bulk",
+        "latest",
+        "earliest",
+        "last",
+    ];
+    // An awaited builder (knex, Prisma, Sequelize) runs where it is awaited.
+    let awaited = || {
+        model.assigns.iter().any(|a| {
+            a.func == call.func
+                && a.value.as_call() == Some(end.id)
+                && a.value.text.starts_with("await")
+        })
+    };
+    if RUNS.contains(&end.name.as_str()) || awaited() {
+        return written;
+    }
+    // Calls that run a query handed to them (`session.execute(q)`); passing a
+    // lazy queryset to any other function does not run it there.
+    const RUNNERS: &[&str] = &[
+        "execute",
+        "exec",
+        "exec_driver_sql",
+        "scalar",
+        "scalars",
+        "stream",
+        "stream_scalars",
+        "query",
+        "fetch",
+        "fetch_one",
+        "fetch_all",
+        "fetch_optional",
+        "get_result",
+        "get_results",
+        "load",
+        "run",
+    ];
+    let runs = |c: &&Call| RUNNERS.contains(&c.name.as_str());
+    let runner = match end.usage.bound() {
+        Some(name) => model.calls.iter().filter(runs).find(|c| {
+            c.func == call.func
+                && c.span.start > end.span.end
+                && c.args.iter().any(|a| mentions(&a.value.text, name))
+        }),
+        None => model
+            .calls
+            .iter()
+            .filter(runs)
+            .find(|c| c.args.iter().any(|a| a.value.as_call() == Some(end.id))),
+    };
+    runner.map_or(written, |c| c.span)
+}
+
 /// Adds the library-lock sites and releases of one file.
 pub fn analyze(
     model: &FileModel,
@@ -304,6 +407,7 @@ pub fn analyze(
     sites: &mut Vec<LockSite>,
     releases: &mut Vec<Release>,
 ) {
+    let next = super::command::chain_successors(model);
     for call in &model.calls {
         let Some((api_id, evidence)) = match_api(model, catalog, call) else {
             continue;
@@ -324,7 +428,12 @@ pub fn analyze(
         let first = sites.len();
         let now = spec.acquires == Acquires::Now || call.usage == Usage::Guard;
         if now {
-            sites.push(cx.site(call, call, None, call.span));
+            let span = if api.any_receiver {
+                query_run(model, &next, call)
+            } else {
+                call.span
+            };
+            sites.push(cx.site(call, call, None, span));
         }
         if spec.acquires == Acquires::OnUse {
             for c in &model.calls {

@@ -90,12 +90,28 @@ fn is_helper(
     (named || guard || returns, guard, returns)
 }
 
+/// Is the acquisition taken only when a parameter says so
+/// (`if for_update: q = q.with_for_update()`)? Then a call locks nothing unless
+/// its caller asks, which the call's arguments decide, not the helper.
+fn on_request(fa: &FileAnalysis, f: &Function, site: &LockSite) -> bool {
+    let params = params_without_self(f);
+    fa.model.conditionals.iter().any(|c| {
+        c.func == Some(f.id)
+            && c.stmt.contains(site.span)
+            && !c.cond.contains(site.span)
+            && params.iter().any(|p| mentions(&c.text, p))
+    })
+}
+
 /// The wrappers a file defines.
 pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usize) -> Vec<Wrapper> {
     let mut out = Vec::new();
     for site in fa.sites.iter().filter(|s| s.via.is_none()) {
         let Some(func) = site.func else { continue };
         let f = &fa.model.functions[func];
+        if on_request(fa, f, site) {
+            continue;
+        }
         let (helper, guard, returns) = is_helper(fa, f, site, &fa.catalog.lock_words);
         if !helper || out.iter().any(|w: &Wrapper| w.name == simple_name(&f.name)) {
             continue;
