@@ -182,6 +182,7 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 methods: api.methods,
                 any_receiver: api.any_receiver,
                 max_args: api.max_args,
+                arity: api.arity,
                 functions: api.functions,
                 kind,
                 fixed_flags: api

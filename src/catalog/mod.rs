@@ -48,6 +48,7 @@ pub struct Api {
     /// See [`raw::RawApi::any_receiver`].
     pub any_receiver: bool,
     pub max_args: Option<usize>,
+    pub arity: Option<usize>,
     pub functions: Vec<String>,
     pub kind: ApiKind,
     pub args: BTreeMap<ArgRole, Slot>,

@@ -151,6 +151,9 @@ pub struct RawApi {
     /// Calls with more positional arguments are not this API (ActiveRecord
     /// `with_lock` takes at most a lock clause; an in-house `with_lock(key, ttl)` is not it).
     pub max_args: Option<usize>,
+    /// Only calls with exactly this many arguments: picks a library version's
+    /// signature (go-redis v8+ `SetNX(ctx, k, v, ttl)`, v6/v7 `SetNX(k, v, ttl)`).
+    pub arity: Option<usize>,
     /// Free functions by full path (`redis::cmd`); matched by path or import.
     #[serde(default)]
     pub functions: Vec<String>,

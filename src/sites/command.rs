@@ -113,6 +113,65 @@ pub fn chain_successors(model: &FileModel) -> HashMap<CallId, CallId> {
         .collect()
 }
 
+/// The call's own shape says `SET ... NX` in this API's spelling, whatever its
+/// receiver (`self.redis`, `@redis`, `this.client`, an injected field): the NX
+/// flag's keyword set (`nx=True`, `nx: true`), an `"NX"` word where the API takes
+/// words, an `NX` key in an options object where it takes options, or a
+/// put-if-absent method (`setnx`, `SetNX`, `setIfAbsent`) given a key and a
+/// value. Only a lock or a put-if-absent marker sends NX, so this is evidence
+/// enough; a cache's `set(k, v, timeout)` or a map's `setdefault` never is.
+fn put_if_absent_shape(model: &FileModel, api: &Api, call: &Call) -> Option<String> {
+    // A file that defines the method itself (an in-memory store, a fake, an
+    // adapter) is calling its own code.
+    let defined_here = model
+        .functions
+        .iter()
+        .any(|f| f.name.rsplit(['.', ':']).next() == Some(call.name.as_str()));
+    if !matches!(api.kind, ApiKind::Command(_)) || defined_here {
+        return None;
+    }
+    let setnx = matches!(&api.kind, ApiKind::Command(Some(c)) if c == "SETNX");
+    if (setnx || api.fixed_flags.iter().any(|f| f == "NX")) && call.args.len() >= 2 {
+        return Some(format!("`{}` is a put-if-absent (SET NX)", call.name));
+    }
+    let nx_word = |e: &Expr| {
+        resolve::string(model, e, call.func).is_some_and(|s| s.eq_ignore_ascii_case("NX"))
+    };
+    // `nx=True`, not `nx=nx`: a helper forwarding its caller's flag says nothing.
+    let set = |e: &Expr| {
+        matches!(
+            resolve::resolve(model, e, call.func).kind,
+            ExprKind::Bool(true) | ExprKind::Int(1)
+        )
+    };
+    if let Some(kw) = api.flags.get("NX").and_then(|s| s.kw.as_deref()) {
+        if call.keyword(kw).is_some_and(set) {
+            return Some(format!("the call passes `{kw}` (SET NX)"));
+        }
+    }
+    let from = |role: ArgRole| api.args.get(&role).and_then(|s| s.pos);
+    if let Some(pos) = from(ArgRole::Words) {
+        let positional = call.args.iter().filter(|a| a.name.is_none()).skip(pos);
+        if positional.clone().any(|a| nx_word(&a.value)) {
+            return Some("the call sends `NX` (SET NX)".into());
+        }
+    }
+    if let Some(pos) = from(ArgRole::Options) {
+        let options = call.args.iter().filter(|a| a.name.is_none()).skip(pos);
+        let has_nx = |e: &Expr| match &e.peel().kind {
+            ExprKind::Map(pairs) => pairs.iter().any(|(k, v)| {
+                let key = k.as_str().unwrap_or(&k.text);
+                (key.eq_ignore_ascii_case("NX") && set(v)) || nx_word(v)
+            }),
+            _ => nx_word(e),
+        };
+        if options.clone().any(|a| has_nx(&a.value)) {
+            return Some("the call's options say `NX` (SET NX)".into());
+        }
+    }
+    None
+}
+
 /// The catalog API a call matches, with the evidence that it is that library's.
 /// When several libraries fit (`redis.NewScript` is both go-redis and redigo),
 /// the one the file imports wins.
@@ -122,12 +181,16 @@ pub fn match_api(model: &FileModel, catalog: &Catalog, call: &Call) -> Option<(u
         let api = &catalog.apis[api_id];
         let lib = catalog.library_of(api);
         let positional = call.args.iter().filter(|a| a.name.is_none()).count();
-        if api.max_args.is_some_and(|n| positional > n) {
+        if api.max_args.is_some_and(|n| positional > n)
+            || api.arity.is_some_and(|n| call.args.len() != n)
+        {
             continue;
         }
         let own = || format!("`{}` is {}'s own method", call.name, lib.name);
         let evidence = if api.methods.contains(&call.name) && call.receiver.is_some() {
-            receiver::evidence(model, lib, call).or_else(|| api.any_receiver.then(own))
+            receiver::evidence(model, lib, call)
+                .or_else(|| api.any_receiver.then(own))
+                .or_else(|| put_if_absent_shape(model, api, call))
         } else if api.any_receiver && api.methods.contains(&call.name) {
             // A model's own `with_lock { }` / `lock!`: an implicit receiver.
             Some(own())

@@ -23,7 +23,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::catalog::{Catalog, CommandRole, Scope};
-use crate::model::{CallId, Expr, FileModel, FuncId, Language, Span};
+use crate::model::{CallId, Expr, FileModel, FuncId, Language, Span, Usage};
 use command::Command;
 
 /// The name other files import `path` by: its stem, or the folder's name
@@ -326,6 +326,14 @@ pub fn analyze<'m>(
         (key, text)
     };
     let mut sites = Vec::new();
+    let next = command::chain_successors(model);
+    let discarded = |c: &Command| {
+        let mut id = c.call;
+        while let Some(&n) = next.get(&id) {
+            id = n;
+        }
+        model.call(id).usage == Usage::Discarded
+    };
     for cmd in &cmds {
         let Some(spec) = catalog.command(&cmd.name) else {
             continue;
@@ -360,6 +368,21 @@ pub fn analyze<'m>(
                 Some(e) => separate_expire = Some(e.span),
                 None => {}
             }
+        }
+        // `SETNX counter 0` / `SET watermark now NX` whose reply nobody reads,
+        // with no expiry and no delete of the key anywhere in the file: a
+        // default value set once (get-or-create), not a lock.
+        let released = || {
+            cmds.iter()
+                .any(|d| role(catalog, d) == Some(CommandRole::Release) && key_of(d).1 == key_text)
+        };
+        if matches!(ttl, Ttl::Absent)
+            && separate_expire.is_none()
+            && cmd.script.is_none()
+            && discarded(cmd)
+            && !released()
+        {
+            continue;
         }
         let api = &catalog.apis[cmd.api];
         let lib = catalog.library_of(api);
