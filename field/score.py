@@ -299,6 +299,7 @@ class RepoScore:
     test_findings: int = 0
     missed: list = field(default_factory=list)
     false_positives: list = field(default_factory=list)
+    duplicates: list = field(default_factory=list)
 
 
 def _production(labels: Labels, path: str) -> bool:
@@ -337,7 +338,13 @@ def score_repo(labels: Labels, check: dict, audit: dict, check_rc: int) -> RepoS
         score.internal_errors.append("check exited 2")
 
     hit = defaultdict(set)  # id(site) -> rules that fired on it
+    seen = set()
     for f in check.get("findings", []):
+        # One finding per (rule, site, anchor): a repeat is a defect of its own.
+        key = (f.get("code"), f.get("path"), f.get("site_line"), f.get("line"), f.get("column"))
+        if key in seen:
+            score.duplicates.append(f"{f.get('path')}:{f.get('line')}: {f.get('code')} twice")
+        seen.add(key)
         code, path = f.get("code"), f.get("path", "")
         if code not in RULES:
             continue
@@ -457,14 +464,18 @@ def report(scores: list, show_untriaged: bool, show_missed: bool,
                      f"{_fmt(c.precision())} | {_fmt(c.recall())} |")
     untriaged = sum(len(sc.untriaged) for sc in scores)
     internal = sum(len(sc.internal_errors) for sc in scores)
+    duplicates = sum(len(sc.duplicates) for sc in scores)
     tests = sum(sc.test_findings for sc in scores)
     lines.append("")
     lines.append(f"repositories: {len(scores)}; labeled production lock sites: "
                  f"{sum(agg['sites_labeled'].values())}; untriaged: {untriaged}; "
-                 f"internal errors: {internal}; findings in test code (not scored): {tests}")
+                 f"internal errors: {internal}; duplicate findings: {duplicates}; "
+                 f"findings in test code (not scored): {tests}")
     for sc in scores:
         for e in sc.internal_errors:
             lines.append(f"INTERNAL {sc.repo}: {e}")
+        for d in sc.duplicates:
+            lines.append(f"DUPLICATE {sc.repo}: {d}")
         if show_untriaged:
             for u in sc.untriaged:
                 lines.append(f"UNTRIAGED {sc.repo}: {u}")

@@ -60,6 +60,8 @@ CHECK = {"findings": [
     {"code": "LA101", "path": "tests/test_x.py", "line": 1, "site_line": 1},
     # suppression findings are not field rules
     {"code": "LA001", "path": "app/jobs.py", "line": 1},
+    # the same finding twice: counted (and listed) as a duplicate
+    {"code": "LA001", "path": "app/jobs.py", "line": 1},
 ], "notices": [{"path": "app/broken.py", "kind": "internal", "reason": "panicked"}]}
 
 AUDIT = {"sites": [
@@ -106,6 +108,11 @@ class ScoreTest(unittest.TestCase):
         self.assertEqual(self.sc.unclassified["python"], 1)
         self.assertEqual(self.sc.missed, ["app/jobs.py:20 (pg)"])
         self.assertEqual(self.sc.test_findings, 1)
+
+    def test_duplicates_are_reported(self):
+        self.assertEqual(len(self.sc.duplicates), 1)
+        text = score.report([self.sc], show_untriaged=False, show_missed=False)
+        self.assertIn("duplicate findings: 1", text)
 
     def test_internal_errors_are_reported(self):
         self.assertEqual(self.sc.internal_errors, ["app/broken.py: panicked"])

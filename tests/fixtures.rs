@@ -378,3 +378,34 @@ fn every_library_has_fixtures() {
         gaps.join("\n")
     );
 }
+
+/// One finding per (rule, site, anchor): the same problem is never reported
+/// twice, e.g. for same-named variables in two closures of one method.
+#[test]
+fn no_finding_is_reported_twice() {
+    let catalog = Catalog::builtin().expect("built-in catalog loads");
+    let settings = Settings {
+        rules: lock_audit::checks::REGISTRY.to_vec(),
+        ..fixture_settings()
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let report = check(&[root], &catalog, &settings);
+    let mut twice = Vec::new();
+    for file in &report.files {
+        let mut seen = std::collections::BTreeSet::new();
+        for f in &file.findings {
+            let key = (f.rule.code, f.site_span, f.span);
+            if !seen.insert(key) {
+                twice.push(format!(
+                    "{}: {} at byte {}",
+                    file.path, f.rule.code, f.span.start
+                ));
+            }
+        }
+    }
+    assert!(
+        twice.is_empty(),
+        "findings reported twice:\n{}",
+        twice.join("\n")
+    );
+}

@@ -370,17 +370,22 @@ pub fn analyze<'m>(
             }
         }
         // `SETNX counter 0` / `SET watermark now NX` whose reply nobody reads,
-        // with no expiry and no delete of the key anywhere in the file: a
-        // default value set once (get-or-create), not a lock.
+        // with no expiry, no delete of the key anywhere in the file and no lock
+        // word in the key: a default value set once (get-or-create), not a lock.
         let released = || {
             cmds.iter()
                 .any(|d| role(catalog, d) == Some(CommandRole::Release) && key_of(d).1 == key_text)
+        };
+        let lock_key = || {
+            let written = key.as_ref().map_or("", |k| k.text.as_str());
+            lock_words(catalog, &[written, &key_text]).is_some()
         };
         if matches!(ttl, Ttl::Absent)
             && separate_expire.is_none()
             && cmd.script.is_none()
             && discarded(cmd)
             && !released()
+            && !lock_key()
         {
             continue;
         }
