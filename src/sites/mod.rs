@@ -369,12 +369,20 @@ pub fn analyze<'m>(
                 None => {}
             }
         }
-        // `SETNX counter 0` / `SET watermark now NX` whose reply nobody reads,
-        // with no expiry, no delete of the key anywhere in the file and no lock
-        // word in the key: a default value set once (get-or-create), not a lock.
+        // `SET watermark now NX` whose reply nobody reads, read back with `GET`
+        // elsewhere in the file, with no expiry, no delete and no lock word in
+        // the key: a default value set once (get-or-create), not a lock.
         let released = || {
             cmds.iter()
                 .any(|d| role(catalog, d) == Some(CommandRole::Release) && key_of(d).1 == key_text)
+        };
+        // Read back on whatever client holds it (`this.redis.get(KEY)`).
+        let read_back = || {
+            model.calls.iter().any(|c| {
+                c.name.eq_ignore_ascii_case("get")
+                    && c.positional(0)
+                        .is_some_and(|a| resolve::key_text(model, a, c.func) == key_text)
+            })
         };
         let lock_key = || {
             let written = key.as_ref().map_or("", |k| k.text.as_str());
@@ -383,7 +391,9 @@ pub fn analyze<'m>(
         if matches!(ttl, Ttl::Absent)
             && separate_expire.is_none()
             && cmd.script.is_none()
+            && !key_text.is_empty()
             && discarded(cmd)
+            && read_back()
             && !released()
             && !lock_key()
         {
