@@ -49,19 +49,49 @@ fn sql_text(model: &FileModel, e: &Expr, func: Option<usize>) -> Option<String> 
 }
 
 /// `pg_advisory_unlock(..)` / `RELEASE_LOCK(..)`: releases the session lock
-/// taken earlier in the same function (else anywhere in the file).
-fn release(sites: &mut [LockSite], releases: &mut Vec<Release>, call: &Call, library: &str) {
+/// taken earlier in the same function; from another function (a lock class's
+/// `release()` method), every session lock of the file on the same key —
+/// `acquire()` may take it blocking or with a try, and one unlock serves both.
+fn release(
+    model: &FileModel,
+    sites: &mut [LockSite],
+    releases: &mut Vec<Release>,
+    call: &Call,
+    key: Option<&Expr>,
+    library: &str,
+) {
     let session =
         |s: &LockSite| s.kind == SiteKind::Sql && matches!(s.ttl, Ttl::Scoped(Scope::Session));
-    let paired = sites
+    let earlier: Vec<usize> = (0..sites.len())
+        .filter(|&i| session(&sites[i]) && sites[i].span.start < call.span.start)
+        .collect();
+    let key_text = key.map(|k| resolve::key_text(model, k, call.func));
+    let paired: Vec<usize> = match earlier
         .iter()
-        .enumerate()
-        .filter(|(_, s)| session(s) && s.span.start < call.span.start)
-        .max_by_key(|(_, s)| (s.func == call.func, s.span.start))
-        .map(|(i, _)| i);
-    if let Some(i) = paired {
+        .filter(|&&i| sites[i].func == call.func)
+        .max_by_key(|&&i| sites[i].span.start)
+    {
+        Some(&i) => vec![i],
+        None => earlier
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let site_key = sites[i]
+                    .key
+                    .as_ref()
+                    .map(|k| resolve::key_text(model, k, sites[i].func));
+                // `GET_LOCK(%s, %s)` with `(self.name, timeout)`, unlocked with `self.name`.
+                match (&site_key, &key_text) {
+                    (Some(a), Some(b)) => a.contains(b.as_str()) || b.contains(a.as_str()),
+                    _ => true,
+                }
+            })
+            .collect(),
+    };
+    for &i in &paired {
         sites[i].releases.push(releases.len());
     }
+    let paired = paired.first().copied();
     releases.push(Release {
         library: library.to_string(),
         call: call.id,
@@ -130,7 +160,8 @@ pub fn analyze(
                 .iter()
                 .find(|q| q.role == SqlRole::Release && uses(&sql, &q.needle))
             {
-                release(sites, releases, call, &unlock.library);
+                let key = call.args.get(index + 1).map(|a| &a.value);
+                release(model, sites, releases, call, key, &unlock.library);
                 break;
             }
             let Some(lock) = catalog.sql.iter().find(|q| {
