@@ -106,6 +106,14 @@ fn fixture_settings() -> Settings {
     }
 }
 
+/// Every rule, the audit-only ones included.
+fn all_rules() -> Settings {
+    Settings {
+        rules: lock_audit::checks::REGISTRY.to_vec(),
+        ..fixture_settings()
+    }
+}
+
 fn fixture_files() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
     let mut files: Vec<PathBuf> = walkdir::WalkDir::new(&root)
@@ -123,10 +131,7 @@ fn every_fixture_matches_its_markers() {
     let catalog = Catalog::builtin().expect("built-in catalog loads");
     // Every rule, the audit-only ones included; LA4xx findings are compared
     // only in files whose markers mention them.
-    let settings = Settings {
-        rules: lock_audit::checks::REGISTRY.to_vec(),
-        ..fixture_settings()
-    };
+    let settings = all_rules();
     let files = fixture_files();
     // One scan of the whole tree, as a user runs it: wrappers defined in one
     // fixture are seen by the fixtures that call them.
@@ -384,10 +389,7 @@ fn every_library_has_fixtures() {
 #[test]
 fn no_finding_is_reported_twice() {
     let catalog = Catalog::builtin().expect("built-in catalog loads");
-    let settings = Settings {
-        rules: lock_audit::checks::REGISTRY.to_vec(),
-        ..fixture_settings()
-    };
+    let settings = all_rules();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
     let report = check(&[root], &catalog, &settings);
     let mut twice = Vec::new();

@@ -368,38 +368,18 @@ fn a_panic_in_one_file_is_isolated() {
 
 /// Issue 23: a wrapper whose key is not one of its parameters, called from a
 /// much shorter file. Its key (an expression of the wrapper's file) was
-/// resolved against the caller's model and indexed past its calls.
+/// resolved against the caller's model and indexed past its calls. The two
+/// files are the project fuzz target's first regression.
 #[test]
 fn a_wrapper_key_is_never_resolved_in_the_callers_model() {
     let dir = tempfile::tempdir().unwrap();
     let shop = dir.path().join("shop");
     fs::create_dir(&shop).unwrap();
-    fs::write(
-        shop.join("blocklist.py"),
-        r#"from shop.db import database
-
-
-def unblock_address(address, user):
-    """Stop ignoring a blocked address."""
-    with database.get_cursor() as cursor:
-        audit = {"by": user.id, "address": address.lower(), "note": str(user.name).strip()}
-        rows = cursor.all("""
-            UPDATE blocked_addresses
-               SET ignore_after = current_timestamp
-                 , ignored_by = %(by)s
-             WHERE lower(address) = lower(%(address)s)
-               AND (ignore_after IS NULL OR ignore_after > current_timestamp)
-         RETURNING *
-        """, dict(by=audit["by"], address=audit["address"], note=audit["note"]))
-        return rows
-"#,
-    )
-    .unwrap();
-    fs::write(
-        shop.join("views.py"),
-        "from shop.blocklist import unblock_address\n\n\ndef post(body, user):\n    unblock_address(body, user)\n",
-    )
-    .unwrap();
+    let regression = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/regressions/project/issue23-wrapper-key/shop");
+    for name in ["blocklist.py", "views.py"] {
+        fs::copy(regression.join(name), shop.join(name)).unwrap();
+    }
     // The same shape through an imported constant whose value is a call.
     fs::write(
         shop.join("limits.py"),
