@@ -113,6 +113,15 @@ pub fn chain_successors(model: &FileModel) -> HashMap<CallId, CallId> {
         .collect()
 }
 
+/// The last call of the chain `id` starts (`rdb.SetNX(..).Result()`), the one
+/// whose value the code uses.
+pub fn chain_end(next: &HashMap<CallId, CallId>, mut id: CallId) -> CallId {
+    while let Some(&n) = next.get(&id) {
+        id = n;
+    }
+    id
+}
+
 /// The call's own shape says `SET ... NX` in this API's spelling, whatever its
 /// receiver (`self.redis`, `@redis`, `this.client`, an injected field): the NX
 /// flag's keyword set (`nx=True`, `nx: true`), an `"NX"` word where the API takes
@@ -123,11 +132,12 @@ pub fn chain_successors(model: &FileModel) -> HashMap<CallId, CallId> {
 fn put_if_absent_shape(model: &FileModel, api: &Api, call: &Call) -> Option<String> {
     // A file that defines the method itself (an in-memory store, a fake, an
     // adapter) is calling its own code.
-    let defined_here = model
-        .functions
-        .iter()
-        .any(|f| f.name.rsplit(['.', ':']).next() == Some(call.name.as_str()));
-    if !matches!(api.kind, ApiKind::Command(_)) || defined_here {
+    if !matches!(api.kind, ApiKind::Command(_))
+        || model
+            .functions
+            .iter()
+            .any(|f| f.name.rsplit(['.', ':']).next() == Some(call.name.as_str()))
+    {
         return None;
     }
     let setnx = matches!(&api.kind, ApiKind::Command(Some(c)) if c == "SETNX");
@@ -180,8 +190,8 @@ pub fn match_api(model: &FileModel, catalog: &Catalog, call: &Call) -> Option<(u
     for &api_id in catalog.candidates(model.language, &call.name) {
         let api = &catalog.apis[api_id];
         let lib = catalog.library_of(api);
-        let positional = call.args.iter().filter(|a| a.name.is_none()).count();
-        if api.max_args.is_some_and(|n| positional > n)
+        let positional = || call.args.iter().filter(|a| a.name.is_none()).count();
+        if api.max_args.is_some_and(|n| positional() > n)
             || api.arity.is_some_and(|n| call.args.len() != n)
         {
             continue;
@@ -210,15 +220,18 @@ pub fn match_api(model: &FileModel, catalog: &Catalog, call: &Call) -> Option<(u
 }
 
 /// All canonical commands of a file.
-pub fn commands(model: &FileModel, catalog: &Catalog) -> Vec<Command> {
-    let next = chain_successors(model);
+pub fn commands(
+    model: &FileModel,
+    catalog: &Catalog,
+    next: &HashMap<CallId, CallId>,
+) -> Vec<Command> {
     let mut out = Vec::new();
     for call in &model.calls {
         let Some((api_id, evidence)) = match_api(model, catalog, call) else {
             continue;
         };
         if matches!(catalog.apis[api_id].kind, ApiKind::Command(_)) {
-            build(model, catalog, api_id, call, &next, evidence, &mut out);
+            build(model, catalog, api_id, call, next, evidence, &mut out);
         }
     }
     out

@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use super::command::{match_api, slot_values};
+use super::command::{chain_end, match_api, slot_values};
 use super::{duration, resolve, LockSite, Release, SiteKind, Ttl, Wait};
 use crate::catalog::{
     AcquireMethod, Acquires, ApiKind, Catalog, DurationSlot, Library, LockSpec, Scope, Slot,
@@ -306,11 +306,7 @@ fn acquire_method<'s>(spec: &'s LockSpec, c: &Call) -> Option<&'s AcquireMethod>
 /// function that takes the name. Otherwise the lock is where the method is
 /// written (`Account.objects.select_for_update().get(..)` runs in its chain).
 fn query_run(model: &FileModel, next: &HashMap<CallId, CallId>, call: &Call) -> Span {
-    let mut end = call.id;
-    while let Some(&n) = next.get(&end) {
-        end = n;
-    }
-    let end = model.call(end);
+    let end = model.call(chain_end(next, call.id));
     // The method name ends its callee (`a.b().with_for_update`): start there.
     let name_start = call.name_span.end.saturating_sub(call.name.len());
     let written = Span::new(
@@ -404,10 +400,10 @@ fn query_run(model: &FileModel, next: &HashMap<CallId, CallId>, call: &Call) -> 
 pub fn analyze(
     model: &FileModel,
     catalog: &Catalog,
+    next: &HashMap<CallId, CallId>,
     sites: &mut Vec<LockSite>,
     releases: &mut Vec<Release>,
 ) {
-    let next = super::command::chain_successors(model);
     for call in &model.calls {
         let Some((api_id, evidence)) = match_api(model, catalog, call) else {
             continue;
@@ -429,7 +425,7 @@ pub fn analyze(
         let now = spec.acquires == Acquires::Now || call.usage == Usage::Guard;
         if now {
             let span = if api.any_receiver {
-                query_run(model, &next, call)
+                query_run(model, next, call)
             } else {
                 call.span
             };

@@ -18,12 +18,7 @@ pub fn complete(
     releases: &mut [Release],
 ) {
     let next = chain_successors(model);
-    let chain_end = |mut id: CallId| {
-        while let Some(&n) = next.get(&id) {
-            id = n;
-        }
-        id
-    };
+    let chain_end = |id: CallId| super::command::chain_end(&next, id);
     for site in sites.iter_mut() {
         site.result_call = chain_end(site.call);
         let call = model.call(site.call);

@@ -315,7 +315,9 @@ pub fn analyze<'m>(
     wrappers: &[wrapper::Wrapper],
     classify: &[crate::config::ClassifyRule],
 ) -> FileAnalysis<'m> {
-    let cmds = command::commands(model, catalog);
+    // One map of method chains for the whole file's analysis.
+    let next = command::chain_successors(model);
+    let cmds = command::commands(model, catalog, &next);
     let func_of = |c: &Command| model.call(c.call).func;
     let key_of = |c: &Command| -> (Option<Expr>, String) {
         let key = c.keys.first().cloned();
@@ -326,14 +328,8 @@ pub fn analyze<'m>(
         (key, text)
     };
     let mut sites = Vec::new();
-    let next = command::chain_successors(model);
-    let discarded = |c: &Command| {
-        let mut id = c.call;
-        while let Some(&n) = next.get(&id) {
-            id = n;
-        }
-        model.call(id).usage == Usage::Discarded
-    };
+    let discarded =
+        |c: &Command| model.call(command::chain_end(&next, c.call)).usage == Usage::Discarded;
     for cmd in &cmds {
         let Some(spec) = catalog.command(&cmd.name) else {
             continue;
@@ -431,7 +427,7 @@ pub fn analyze<'m>(
         });
     }
     let mut releases = Vec::new();
-    library::analyze(model, catalog, &mut sites, &mut releases);
+    library::analyze(model, catalog, &next, &mut sites, &mut releases);
     sql::analyze(model, catalog, &mut sites, &mut releases);
     for cmd in &cmds {
         let Some(spec) = catalog.command(&cmd.name) else {
