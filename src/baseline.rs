@@ -10,8 +10,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::lines::LineIndex;
+use crate::outcome::Report;
 use crate::report::sarif::fingerprint;
-use crate::Report;
 
 #[derive(Debug, Serialize, Deserialize)]
 struct Entry {

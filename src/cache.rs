@@ -18,13 +18,10 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
+use crate::digest::hash;
+use crate::outcome::{FileResult, Notice};
 use crate::sites::consts::Wanted;
 use crate::sites::wrapper::Wrapper;
-use crate::{FileResult, Notice};
-
-/// A `&'static str` field: spelled as an alias so that serde does not try to
-/// borrow it from the input (it is looked up in a fixed set instead).
-pub type Name = &'static str;
 
 /// The default folder name, under the config file's folder (else the working directory).
 pub const DIR_NAME: &str = ".lock-audit-cache";
@@ -82,16 +79,6 @@ impl std::fmt::Debug for Cache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Cache({})", self.file.display())
     }
-}
-
-/// Hex BLAKE3 of `parts`, each length-prefixed so that boundaries count.
-pub fn hash(parts: &[&[u8]]) -> String {
-    let mut h = blake3::Hasher::new();
-    for p in parts {
-        h.update(&(p.len() as u64).to_le_bytes());
-        h.update(p);
-    }
-    h.finalize().to_hex().to_string()
 }
 
 /// The binary's identity: a rebuilt lock-audit of the same version must not
@@ -261,73 +248,4 @@ fn merge<'a, T>(
         .chain(new)
         .map(|(slot, v)| (slot.as_str(), v))
         .collect()
-}
-
-/// `&'static Rule` as its code.
-pub mod rule {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    use crate::checks::{Rule, REGISTRY};
-
-    pub fn serialize<S: Serializer>(rule: &&'static Rule, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(rule.code)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<&'static Rule, D::Error> {
-        let code = String::deserialize(d)?;
-        REGISTRY
-            .iter()
-            .copied()
-            .find(|r| r.code == code)
-            .ok_or_else(|| serde::de::Error::custom(format!("unknown rule {code}")))
-    }
-}
-
-/// Rule codes (`&'static str`), checked against the registry.
-pub mod codes {
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    use crate::checks::REGISTRY;
-
-    pub fn serialize<S: Serializer>(codes: &[&'static str], s: S) -> Result<S::Ok, S::Error> {
-        codes.serialize(s)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<&'static str>, D::Error> {
-        Vec::<String>::deserialize(d)?
-            .iter()
-            .map(|code| {
-                REGISTRY
-                    .iter()
-                    .find(|r| r.code == code)
-                    .map(|r| r.code)
-                    .ok_or_else(|| serde::de::Error::custom(format!("unknown rule {code}")))
-            })
-            .collect()
-    }
-}
-
-/// A site's protection name (`&'static str`), one of the known ones.
-pub mod protection {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    use crate::sites::effects::Protection;
-
-    pub fn serialize<S: Serializer>(name: &&'static str, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(name)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
-        let name = String::deserialize(d)?;
-        [
-            Protection::Fencing,
-            Protection::ConditionalWrite,
-            Protection::IdempotencyKey,
-        ]
-        .map(Protection::name)
-        .into_iter()
-        .chain(["none"])
-        .find(|n| *n == name)
-        .ok_or_else(|| serde::de::Error::custom(format!("unknown protection {name}")))
-    }
 }

@@ -10,12 +10,12 @@ use crate::baseline;
 use crate::cache::{self, Cache};
 
 use crate::catalog::Catalog;
+use crate::checks::FailOn;
 use crate::checks::{self, Rule};
-use crate::config::{self, Config};
-use crate::finding::Severity;
+use crate::config::Settings;
+use crate::config::{self, rule_set, settings_from, Config};
 use crate::report::audit::AuditFormat;
 use crate::report::{self, Format, RenderOptions};
-use crate::Settings;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -173,27 +173,6 @@ pub struct AuditArgs {
     pub analysis: AnalysisArgs,
 }
 
-/// The lowest severity that fails the run, or `never`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FailOn {
-    Error,
-    Warning,
-    Info,
-    Never,
-}
-
-impl FailOn {
-    fn fails(self, s: Severity) -> bool {
-        match self {
-            FailOn::Error => s >= Severity::Error,
-            FailOn::Warning => s >= Severity::Warning,
-            FailOn::Info => true,
-            FailOn::Never => false,
-        }
-    }
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Color {
     Auto,
@@ -237,28 +216,6 @@ pub fn main_with(args: impl IntoIterator<Item = String>) -> ExitCode {
     }
 }
 
-/// The rules `select` (default: the default set) minus `ignore`.
-pub(crate) fn rule_set(select: &[String], ignore: &[String]) -> Result<Vec<&'static Rule>, String> {
-    let selected = match resolve_rules(select)? {
-        r if r.is_empty() => checks::defaults(),
-        r => r,
-    };
-    let ignored = resolve_rules(ignore)?;
-    Ok(selected
-        .into_iter()
-        .filter(|r| !ignored.iter().any(|i| i.code == r.code))
-        .collect())
-}
-
-fn resolve_rules(ids: &[String]) -> Result<Vec<&'static Rule>, String> {
-    ids.iter()
-        .map(|id| {
-            checks::lookup(id.trim())
-                .ok_or_else(|| format!("unknown rule `{id}` (see `lock-audit rules`)"))
-        })
-        .collect()
-}
-
 fn usage_error(msg: &str) -> ExitCode {
     eprintln!("error: {msg}");
     ExitCode::from(2)
@@ -290,28 +247,6 @@ fn load_config(explicit: Option<&PathBuf>, paths: &[PathBuf]) -> Result<Config, 
     match found {
         None => Ok(Config::default()),
         Some(path) => config::load(&path).map_err(|e| eprintln!("{:?}", miette::Report::new(*e))),
-    }
-}
-
-/// What the config file contributes to a scan's settings.
-pub(crate) fn settings_from(config: Config, force_exclude: bool) -> Settings {
-    Settings {
-        classify: config.classify,
-        require_reason: config.require_reason.unwrap_or(true),
-        include_minified: config.include_minified.unwrap_or(false),
-        include_tests: config.include_tests.unwrap_or(false),
-        test_paths: config
-            .test_paths
-            .unwrap_or_else(crate::discover::default_test_paths),
-        severity: config.severity,
-        overrides: config.overrides,
-        paths: crate::discover::PathFilter {
-            include: config.include,
-            exclude: config.exclude,
-            force_exclude,
-            shard: None,
-        },
-        ..Settings::default()
     }
 }
 
@@ -408,7 +343,7 @@ fn audit(args: AuditArgs) -> ExitCode {
     };
     args.analysis
         .apply(&mut settings, config_path.as_deref(), &catalog);
-    let report = crate::check(&args.paths, &catalog, &settings);
+    let report = crate::scan::check(&args.paths, &catalog, &settings);
     emit(&report::audit::render(&report, args.format));
     for line in report::notice_lines(&report, args.verbose) {
         eprintln!("{line}");
@@ -453,7 +388,7 @@ fn check(args: CheckArgs) -> ExitCode {
         emit(&show_settings(&settings, &args, &catalog, fail_on));
         return ExitCode::SUCCESS;
     }
-    let mut report = crate::check(&args.paths, &catalog, &settings);
+    let mut report = crate::scan::check(&args.paths, &catalog, &settings);
     if let Some(rev) = &args.changed_since {
         if let Err(e) = keep_changed(&mut report, rev) {
             return usage_error(&e);
@@ -539,7 +474,7 @@ fn parse_output(s: &str) -> Result<(Format, Option<PathBuf>), String> {
 
 /// `--changed-since REV`: keep the findings of files git reports as changed
 /// since REV (committed, staged, unstaged or untracked).
-fn keep_changed(report: &mut crate::Report, rev: &str) -> Result<(), String> {
+fn keep_changed(report: &mut crate::outcome::Report, rev: &str) -> Result<(), String> {
     let run = |args: &[&str]| -> Result<Vec<PathBuf>, String> {
         let out = std::process::Command::new("git")
             .args(args)
@@ -577,7 +512,7 @@ fn keep_changed(report: &mut crate::Report, rev: &str) -> Result<(), String> {
 }
 
 /// `--statistics`: findings per rule, most frequent first.
-fn statistics(report: &crate::Report) -> String {
+fn statistics(report: &crate::outcome::Report) -> String {
     let mut counts: Vec<(usize, &'static Rule)> = Vec::new();
     for (_, f) in report::each_finding(report) {
         match counts.iter_mut().find(|(_, r)| r.code == f.rule.code) {

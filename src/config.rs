@@ -4,12 +4,17 @@
 
 use std::path::{Path, PathBuf};
 
-use globset::{Glob, GlobMatcher, GlobSet};
+use globset::{Glob, GlobSet};
 use serde::Deserialize;
 
-use crate::cli::FailOn;
+use std::sync::Arc;
+
+use crate::cache::Cache;
+use crate::checks;
+use crate::checks::{FailOn, Rule, Severity};
+use crate::discover;
 use crate::error::YamlError;
-use crate::finding::Severity;
+use crate::sites::classify::ClassifyRule;
 use crate::sites::Class;
 
 /// The file names looked for, in order, in each folder from the scanned path up.
@@ -86,33 +91,6 @@ struct RawClassify {
 enum ClassName {
     Correctness,
     Efficiency,
-}
-
-/// One compiled `classify:` entry.
-#[derive(Debug, Clone)]
-pub struct ClassifyRule {
-    pub class: Class,
-    key: Option<GlobMatcher>,
-    path: Option<GlobMatcher>,
-    function: Option<GlobMatcher>,
-    /// Shown as the evidence: `lock-audit.yaml classify #2: key lock:billing:*`.
-    pub why: String,
-}
-
-impl ClassifyRule {
-    /// Does this entry decide the site with `key`, in `path`, inside `function`?
-    pub fn matches(&self, key: &str, path: &Path, function: Option<&str>) -> bool {
-        let key = key
-            .trim_matches(['"', '\'', '`'])
-            .trim_start_matches(['f', 'b'])
-            .trim_matches(['"', '\'']);
-        self.key.as_ref().is_none_or(|g| g.is_match(key))
-            && self.path.as_ref().is_none_or(|g| g.is_match(path))
-            && self
-                .function
-                .as_ref()
-                .is_none_or(|g| function.is_some_and(|f| g.is_match(f)))
-    }
 }
 
 /// The resolved settings of a `lock-audit.yaml`.
@@ -335,4 +313,92 @@ fn globset(patterns: &[String], shown: &str, src: &str) -> Result<Option<GlobSet
                 format!("invalid glob `{p}`: {e}"),
             ))
         })
+}
+
+/// What a scan runs with.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub rules: Vec<&'static Rule>,
+    /// Files larger than this are skipped with a notice.
+    pub max_file_size: u64,
+    /// Analyse minified JavaScript/TypeScript (otherwise skipped with a notice).
+    pub include_minified: bool,
+    /// Report findings and sites in test code (otherwise counted, not shown).
+    pub include_tests: bool,
+    /// Which paths are test code.
+    pub test_paths: globset::GlobSet,
+    /// `classify:` patterns from `lock-audit.yaml`.
+    pub classify: Vec<ClassifyRule>,
+    /// A suppression without `reason="..."` is LA001 (default true).
+    pub require_reason: bool,
+    /// Severity overrides per rule code.
+    pub severity: Vec<(&'static str, Severity)>,
+    /// `include` / `exclude` globs.
+    pub paths: discover::PathFilter,
+    /// Per-path rule settings.
+    pub overrides: Vec<Override>,
+    /// Reuse and record analyses in a content-hash cache (`None`: off).
+    pub cache: Option<Arc<Cache>>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            rules: checks::defaults(),
+            max_file_size: 5 * 1024 * 1024,
+            include_minified: false,
+            include_tests: false,
+            test_paths: discover::default_test_paths(),
+            classify: Vec::new(),
+            require_reason: true,
+            severity: Vec::new(),
+            paths: discover::PathFilter::default(),
+            overrides: Vec::new(),
+            cache: None,
+        }
+    }
+}
+
+/// The rules `select` (default: the default set) minus `ignore`.
+pub fn rule_set(select: &[String], ignore: &[String]) -> Result<Vec<&'static Rule>, String> {
+    let selected = match resolve_rules(select)? {
+        r if r.is_empty() => checks::defaults(),
+        r => r,
+    };
+    let ignored = resolve_rules(ignore)?;
+    Ok(selected
+        .into_iter()
+        .filter(|r| !ignored.iter().any(|i| i.code == r.code))
+        .collect())
+}
+
+fn resolve_rules(ids: &[String]) -> Result<Vec<&'static Rule>, String> {
+    ids.iter()
+        .map(|id| {
+            checks::lookup(id.trim())
+                .ok_or_else(|| format!("unknown rule `{id}` (see `lock-audit rules`)"))
+        })
+        .collect()
+}
+
+/// What the config file contributes to a scan's settings.
+pub fn settings_from(config: Config, force_exclude: bool) -> Settings {
+    Settings {
+        classify: config.classify,
+        require_reason: config.require_reason.unwrap_or(true),
+        include_minified: config.include_minified.unwrap_or(false),
+        include_tests: config.include_tests.unwrap_or(false),
+        test_paths: config
+            .test_paths
+            .unwrap_or_else(discover::default_test_paths),
+        severity: config.severity,
+        overrides: config.overrides,
+        paths: discover::PathFilter {
+            include: config.include,
+            exclude: config.exclude,
+            force_exclude,
+            shard: None,
+        },
+        ..Settings::default()
+    }
 }

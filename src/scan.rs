@@ -15,15 +15,17 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use crate::cache::{self, Stored};
+use crate::cache::Stored;
 use crate::catalog::Catalog;
+use crate::config::Settings;
 use crate::discover::{self, SourceFile};
 use crate::lines::LineIndex;
 use crate::model::Language;
+use crate::outcome::{FileResult, Notice, NoticeKind, Report};
 use crate::prefilter::Prefilter;
 use crate::sites::consts::{self, ProjectConsts, Wanted};
 use crate::sites::wrapper::{self, Wrapper};
-use crate::{checks, lang, model, sites, FileResult, Notice, NoticeKind, Report, Settings};
+use crate::{checks, lang, model, sites};
 
 /// What scanning one file produced.
 enum Outcome {
@@ -399,7 +401,10 @@ impl Context {
             .sort_by(|a, b| (&a.path, a.line, &a.name).cmp(&(&b.path, b.line, &b.name)));
         self.fingerprint = settings.cache.as_ref().and_then(|_| {
             let wrappers = serde_json::to_vec(&self.wrappers).ok()?;
-            Some(cache::hash(&[&wrappers, &self.consts.fingerprint()?]))
+            Some(crate::digest::hash(&[
+                &wrappers,
+                &self.consts.fingerprint()?,
+            ]))
         });
     }
 }
@@ -690,7 +695,7 @@ fn analyse_text(
         language: file.language,
         text: text.clone(),
         findings,
-        sites: crate::site_infos(&analysis, &codes)
+        sites: crate::outcome::site_infos(&analysis, &codes)
             .into_iter()
             .filter(|s| !in_tests(s.span))
             .collect(),

@@ -4,8 +4,8 @@
 //! names. A suppression without a reason still suppresses but is LA001
 //! (when reasons are required); one that suppresses nothing is LA002.
 
+use crate::checks::Finding;
 use crate::checks::{self, Rule};
-use crate::finding::Finding;
 use crate::lines::LineIndex;
 use crate::model::{Comment, Span};
 

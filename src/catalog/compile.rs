@@ -50,7 +50,7 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
         .iter()
         .flat_map(|(path, src)| [path.as_bytes(), src.as_bytes()])
         .collect();
-    cat.fingerprint = crate::cache::hash(&texts);
+    cat.fingerprint = crate::digest::hash(&texts);
     let mut files = Vec::new();
     for (path, src) in sources {
         let raw: RawFile = match serde_yaml::from_str(src) {

@@ -1,5 +1,5 @@
 use super::declare_rule;
-use crate::finding::Finding;
+use crate::checks::Finding;
 use crate::sites::FileAnalysis;
 
 declare_rule! {

@@ -1,5 +1,5 @@
 use super::declare_rule;
-use crate::finding::Finding;
+use crate::checks::Finding;
 use crate::model::{mentions, Call, ExitKind, Usage};
 use crate::sites::{FileAnalysis, LockSite, SiteKind};
 

@@ -1,5 +1,5 @@
 use super::declare_rule;
-use crate::finding::Finding;
+use crate::checks::Finding;
 use crate::model::Call;
 use crate::sites::effects::section_calls;
 use crate::sites::resolve;

@@ -22,8 +22,10 @@ mod la304_check_then_write;
 mod la401_unclassified_lock;
 mod la402_lease_outlives_work_unknown;
 
-use crate::finding::{Finding, Severity};
+mod finding;
+
 use crate::sites::FileAnalysis;
+pub use finding::{FailOn, Finding, Label, Severity};
 
 /// A rule's identity, documentation and logic.
 pub struct Rule {
@@ -72,7 +74,7 @@ macro_rules! declare_rule {
         pub static $id: $crate::checks::Rule = $crate::checks::Rule {
             code: $code,
             name: $name,
-            severity: $crate::finding::Severity::$sev,
+            severity: $crate::checks::Severity::$sev,
             summary: $summary,
             help: $help,
             label: $label,
@@ -127,4 +129,48 @@ pub fn run(fa: &FileAnalysis, selected: &[&'static Rule]) -> Vec<Finding> {
         (rule.check)(fa, &mut out);
     }
     out
+}
+
+/// `&'static Rule` as its code.
+pub mod rule {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use super::{Rule, REGISTRY};
+
+    pub fn serialize<S: Serializer>(rule: &&'static Rule, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(rule.code)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<&'static Rule, D::Error> {
+        let code = String::deserialize(d)?;
+        REGISTRY
+            .iter()
+            .copied()
+            .find(|r| r.code == code)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown rule {code}")))
+    }
+}
+
+/// Rule codes (`&'static str`), checked against the registry.
+pub mod codes {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::REGISTRY;
+
+    pub fn serialize<S: Serializer>(codes: &[&'static str], s: S) -> Result<S::Ok, S::Error> {
+        codes.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<&'static str>, D::Error> {
+        Vec::<String>::deserialize(d)?
+            .iter()
+            .map(|code| {
+                REGISTRY
+                    .iter()
+                    .find(|r| r.code == code)
+                    .map(|r| r.code)
+                    .ok_or_else(|| serde::de::Error::custom(format!("unknown rule {code}")))
+            })
+            .collect()
+    }
 }

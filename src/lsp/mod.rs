@@ -25,13 +25,15 @@ use lsp_types::{
 };
 
 use crate::catalog::Catalog;
+use crate::checks::Severity;
+use crate::config::Settings;
 use crate::config::{self, Config};
 use crate::discover::SourceFile;
-use crate::finding::Severity;
 use crate::lines::LineIndex;
 use crate::model::Language;
+use crate::outcome::{FileResult, NoticeKind};
 use crate::sites::wrapper::Wrapper;
-use crate::{lang, scan, FileResult, NoticeKind, Settings};
+use crate::{lang, scan};
 
 /// Rule documentation, linked from every diagnostic's code.
 const DOCS: &str = "https://github.com/lock-audit/lock-audit/blob/main/README.md#rules";
@@ -506,8 +508,8 @@ fn load(root: &Path) -> Result<Loaded, String> {
             Catalog::builtin().map_err(|e| format!("{:?}", miette::Report::new(*e)))?
         }
     };
-    let rules = crate::cli::rule_set(&config.select, &config.ignore);
-    let mut settings = crate::cli::settings_from(config, false);
+    let rules = config::rule_set(&config.select, &config.ignore);
+    let mut settings = config::settings_from(config, false);
     match rules {
         Ok(rules) => settings.rules = rules,
         Err(e) => problem = Some(e),

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::lines::LineIndex;
-use crate::{FileResult, Report, SiteInfo};
+use crate::outcome::{FileResult, Report, SiteInfo};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum AuditFormat {

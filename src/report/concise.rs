@@ -2,7 +2,7 @@
 
 use super::{notice_lines, position, summary_line, RenderOptions};
 use crate::lines::LineIndex;
-use crate::Report;
+use crate::outcome::Report;
 
 pub fn render(report: &Report, opts: RenderOptions) -> String {
     let mut out = String::new();

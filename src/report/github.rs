@@ -2,9 +2,9 @@
 //! pull request (`::error file=..,line=..::message`).
 
 use super::position;
-use crate::finding::Severity;
+use crate::checks::Severity;
 use crate::lines::LineIndex;
-use crate::Report;
+use crate::outcome::Report;
 
 /// Workflow-command values escape `%`, `\r`, `\n` (and `,` `:` in properties).
 fn escape(s: &str, property: bool) -> String {

@@ -3,10 +3,10 @@
 use serde_json::json;
 
 use super::position;
-use crate::finding::Severity;
+use crate::checks::Severity;
 use crate::lines::LineIndex;
+use crate::outcome::Report;
 use crate::report::sarif::fingerprint;
-use crate::Report;
 
 pub fn render(report: &Report) -> String {
     let mut issues = Vec::new();

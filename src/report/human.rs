@@ -9,8 +9,8 @@ use miette::{
 };
 
 use super::{notice_lines, summary_line, RenderOptions};
-use crate::finding::{Finding, Severity};
-use crate::{FileResult, Report};
+use crate::checks::{Finding, Severity};
+use crate::outcome::{FileResult, Report};
 
 struct Rendered<'a> {
     finding: &'a Finding,

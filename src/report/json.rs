@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use super::position;
 use crate::lines::LineIndex;
-use crate::Report;
+use crate::outcome::Report;
 
 #[derive(Serialize)]
 struct Output<'a> {
@@ -79,10 +79,10 @@ pub fn render(report: &Report) -> String {
         .map(|n| JsonNotice {
             path: &n.path,
             kind: match n.kind {
-                crate::NoticeKind::Skipped => "skipped",
-                crate::NoticeKind::Degraded => "degraded",
-                crate::NoticeKind::Failed => "failed",
-                crate::NoticeKind::Internal => "internal",
+                crate::outcome::NoticeKind::Skipped => "skipped",
+                crate::outcome::NoticeKind::Degraded => "degraded",
+                crate::outcome::NoticeKind::Failed => "failed",
+                crate::outcome::NoticeKind::Internal => "internal",
             },
             reason: &n.reason,
         })

@@ -2,7 +2,7 @@
 
 use super::position;
 use crate::lines::LineIndex;
-use crate::Report;
+use crate::outcome::Report;
 
 fn xml(s: &str) -> String {
     s.replace('&', "&amp;")

@@ -9,9 +9,9 @@ pub mod json;
 pub mod junit;
 pub mod sarif;
 
-use crate::finding::Finding;
+use crate::checks::Finding;
 use crate::lines::LineIndex;
-use crate::{FileResult, Report};
+use crate::outcome::{FileResult, Report};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -90,7 +90,7 @@ pub fn summary_line(report: &Report) -> String {
             .filter(|(_, f)| f.severity == sev)
             .count()
     };
-    use crate::finding::Severity::*;
+    use crate::checks::Severity::*;
     let (e, w, i) = (count(Error), count(Warning), count(Info));
     let found = if s.findings == 0 {
         "no findings".to_string()
@@ -133,7 +133,7 @@ pub fn notice_lines(report: &Report, verbose: bool) -> Vec<String> {
     let mut out = Vec::new();
     let mut hidden = 0;
     for n in &report.notices {
-        if verbose || n.kind == crate::NoticeKind::Internal {
+        if verbose || n.kind == crate::outcome::NoticeKind::Internal {
             out.push(format!("notice: {}: {}", n.path, n.reason));
         } else {
             hidden += 1;

@@ -5,10 +5,10 @@
 use serde_json::{json, Value};
 
 use super::position;
+use crate::checks::Severity;
 use crate::checks::REGISTRY;
-use crate::finding::Severity;
 use crate::lines::LineIndex;
-use crate::Report;
+use crate::outcome::Report;
 
 fn level(s: Severity) -> &'static str {
     match s {

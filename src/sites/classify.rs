@@ -6,6 +6,10 @@
 
 use super::effects::{self, Effect};
 use super::{resolve, Class, FileAnalysis, LockSite};
+use std::path::Path;
+
+use globset::GlobMatcher;
+
 use crate::lines::LineIndex;
 
 /// A class chosen by the user's configuration for a site, if any.
@@ -146,5 +150,32 @@ fn describe(e: &Effect) -> String {
         "object-store-put" => format!("writes to an object store (`{}`)", e.text),
         "cache-set" => format!("only sets a cache (`{}`)", e.text),
         other => format!("{other} (`{}`)", e.text),
+    }
+}
+
+/// One compiled `classify:` entry.
+#[derive(Debug, Clone)]
+pub struct ClassifyRule {
+    pub class: Class,
+    pub key: Option<GlobMatcher>,
+    pub path: Option<GlobMatcher>,
+    pub function: Option<GlobMatcher>,
+    /// Shown as the evidence: `lock-audit.yaml classify #2: key lock:billing:*`.
+    pub why: String,
+}
+
+impl ClassifyRule {
+    /// Does this entry decide the site with `key`, in `path`, inside `function`?
+    pub fn matches(&self, key: &str, path: &Path, function: Option<&str>) -> bool {
+        let key = key
+            .trim_matches(['"', '\'', '`'])
+            .trim_start_matches(['f', 'b'])
+            .trim_matches(['"', '\'']);
+        self.key.as_ref().is_none_or(|g| g.is_match(key))
+            && self.path.as_ref().is_none_or(|g| g.is_match(path))
+            && self
+                .function
+                .as_ref()
+                .is_none_or(|g| function.is_some_and(|f| g.is_match(f)))
     }
 }

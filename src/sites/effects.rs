@@ -264,3 +264,32 @@ pub fn of_section(fa: &FileAnalysis, site: &LockSite) -> Vec<Effect> {
     }
     out
 }
+
+/// A `&'static str` field: spelled as an alias so that serde does not try to
+/// borrow it from the input (it is looked up in a fixed set instead).
+pub type Name = &'static str;
+
+/// A site's protection name (`&'static str`), one of the known ones.
+pub mod protection {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use super::Protection;
+
+    pub fn serialize<S: Serializer>(name: &&'static str, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(name)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+        let name = String::deserialize(d)?;
+        [
+            Protection::Fencing,
+            Protection::ConditionalWrite,
+            Protection::IdempotencyKey,
+        ]
+        .map(Protection::name)
+        .into_iter()
+        .chain(["none"])
+        .find(|n| *n == name)
+        .ok_or_else(|| serde::de::Error::custom(format!("unknown protection {name}")))
+    }
+}

@@ -313,7 +313,7 @@ pub fn analyze<'m>(
     catalog: &'m Catalog,
     path: &std::path::Path,
     wrappers: &[wrapper::Wrapper],
-    classify: &[crate::config::ClassifyRule],
+    classify: &[classify::ClassifyRule],
 ) -> FileAnalysis<'m> {
     // One map of method chains for the whole file's analysis.
     let next = command::chain_successors(model);
@@ -502,7 +502,7 @@ fn classify_all(
     fa: &mut FileAnalysis,
     first: usize,
     path: &std::path::Path,
-    rules: &[crate::config::ClassifyRule],
+    rules: &[classify::ClassifyRule],
 ) {
     let index = crate::lines::LineIndex::new(fa.text);
     let by_config = |site: &LockSite, fa: &FileAnalysis| {
@@ -531,7 +531,7 @@ pub fn add_wrapper_calls(
     fa: &mut FileAnalysis,
     path: &std::path::Path,
     wrappers: &[wrapper::Wrapper],
-    classify: &[crate::config::ClassifyRule],
+    classify: &[classify::ClassifyRule],
 ) {
     let first = fa.sites.len();
     wrapper::sites_for_calls(fa.model, path, wrappers, &mut fa.sites);

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::checks::Rule;
+use super::Rule;
 use crate::model::Span;
 use crate::sites::{Class, LockSite};
 
@@ -44,7 +44,7 @@ pub struct Label {
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Finding {
-    #[serde(with = "crate::cache::rule")]
+    #[serde(with = "super::rule")]
     pub rule: &'static Rule,
     pub severity: Severity,
     /// Where the finding points (see rules.md, "Where a finding points").
@@ -107,5 +107,27 @@ impl Finding {
     pub fn evidence(mut self, why: impl Into<String>) -> Self {
         self.evidence.push(why.into());
         self
+    }
+}
+
+/// The lowest severity that fails the run, or `never`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FailOn {
+    Error,
+    Warning,
+    Info,
+    Never,
+}
+
+impl FailOn {
+    /// Does a finding of severity `s` fail the run?
+    pub fn fails(self, s: Severity) -> bool {
+        match self {
+            FailOn::Error => s >= Severity::Error,
+            FailOn::Warning => s >= Severity::Warning,
+            FailOn::Info => true,
+            FailOn::Never => false,
+        }
     }
 }
