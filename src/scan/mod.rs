@@ -1,0 +1,294 @@
+//! The scan: discover → prefilter → parse → sites → checks, over every file in
+//! parallel, in two passes.
+//!
+//! Pass 1 analyses every file whose bytes contain a catalog trigger and
+//! collects the in-house wrappers it defines. Pass 2 re-analyses, with those
+//! wrappers known, only the files that mention a wrapper's name: the callers
+//! (which may not mention any lock library at all) and the wrappers' own
+//! files. A file's pass-2 result replaces its pass-1 result.
+
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+mod pipeline;
+mod policy;
+mod project;
+mod source;
+
+use pipeline::{analyse_text, scan_file, Pass};
+use project::{read_constants, Callers, Context};
+
+use crate::catalog::Catalog;
+use crate::config::Settings;
+use crate::discover::{self, SourceFile};
+use crate::outcome::{FileResult, Notice, NoticeKind, Report};
+use crate::prefilter::Prefilter;
+use crate::sites::consts::Wanted;
+use crate::sites::wrapper::Wrapper;
+
+/// What scanning one file produced.
+enum Outcome {
+    /// Not parsed: no trigger, skipped, or unreadable.
+    Unparsed,
+    /// Parsed; `None` when parsing failed outright. With the wrappers the
+    /// file defines and the constants it imports but could not resolve.
+    Parsed(Option<FileResult>, Vec<Wrapper>, Vec<Wanted>),
+}
+
+struct Scanned {
+    outcome: Outcome,
+    notices: Vec<Notice>,
+}
+
+/// Stack for the analysis threads: `syn` parses recursively, and generated
+/// code can nest deeply.
+const STACK_SIZE: usize = 64 * 1024 * 1024;
+
+/// Scans `paths` with `settings` against `catalog`.
+pub fn check(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> Report {
+    match rayon::ThreadPoolBuilder::new()
+        .stack_size(STACK_SIZE)
+        .build()
+    {
+        Ok(pool) => pool.install(|| check_in_pool(paths, catalog, settings)),
+        Err(_) => check_in_pool(paths, catalog, settings),
+    }
+}
+
+fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> Report {
+    let start = Instant::now();
+    let (files, walk_errors) = discover::discover(paths, &settings.paths);
+    trace(format_args!(
+        "walk: {:?}, {} files",
+        start.elapsed(),
+        files.len()
+    ));
+    let prefilter = Prefilter::new(&catalog.triggers);
+    let none = Context::default();
+    let first: Vec<Scanned> = files
+        .par_iter()
+        .map(|f| guarded(f, || scan_file(f, catalog, settings, &prefilter, &none)))
+        .collect();
+
+    // Pass 2: the wrappers and wanted constants found, and the files to redo.
+    let mut cx = Context::default();
+    let mut wanted_by: Vec<Vec<Wanted>> = Vec::with_capacity(first.len());
+    for scanned in &first {
+        match &scanned.outcome {
+            Outcome::Parsed(_, w, wanted) => {
+                cx.wrappers.extend(w.iter().cloned());
+                wanted_by.push(wanted.clone());
+            }
+            Outcome::Unparsed => wanted_by.push(Vec::new()),
+        }
+    }
+    let all_wanted: Vec<Wanted> = wanted_by.iter().flatten().cloned().collect();
+    trace(format_args!(
+        "pass 1: {:?}, {} wrappers, {} wanted constants",
+        start.elapsed(),
+        cx.wrappers.len(),
+        all_wanted.len()
+    ));
+    let mut second: HashMap<usize, Scanned> = HashMap::new();
+    if !all_wanted.is_empty() {
+        cx.consts = read_constants(&files, &all_wanted);
+    }
+    trace(format_args!("constants: {:?}", start.elapsed()));
+    // Files that import constants first: the wrappers they define then carry
+    // resolved TTLs into pass 2.
+    if !cx.consts.is_empty() {
+        cx.seal(Pass::Constants, settings);
+        second = files
+            .par_iter()
+            .enumerate()
+            .filter(|(i, _)| wanted_by[*i].iter().any(|w| cx.consts.provides(w)))
+            .map(|(i, f)| {
+                (
+                    i,
+                    guarded(f, || scan_file(f, catalog, settings, &prefilter, &cx)),
+                )
+            })
+            .collect();
+        for (i, scanned) in &second {
+            if let Outcome::Parsed(_, w, _) = &scanned.outcome {
+                let path = &files[*i].path;
+                cx.wrappers.retain(|old| &old.path != path);
+                cx.wrappers.extend(w.iter().cloned());
+            }
+        }
+    }
+    if !cx.wrappers.is_empty() {
+        cx.seal(Pass::Callers, settings);
+        let callers = Callers::new(&cx.wrappers);
+        let both = Prefilter::either(&prefilter, &callers.names);
+        let redone: Vec<(usize, Scanned)> = files
+            .par_iter()
+            .enumerate()
+            .filter(|(_, f)| match (&settings.cache, &cx.fingerprint) {
+                (Some(cache), Some(fp)) => {
+                    cache.decide(&f.path, fp, || callers.may_call(f, &cx.wrappers))
+                }
+                _ => callers.may_call(f, &cx.wrappers),
+            })
+            .map(|(i, f)| {
+                (
+                    i,
+                    guarded(f, || scan_file(f, catalog, settings, &both, &cx)),
+                )
+            })
+            .collect();
+        second.extend(redone);
+    }
+
+    trace(format_args!(
+        "pass 2: {:?}, {} files redone",
+        start.elapsed(),
+        second.len()
+    ));
+    let mut report = Report::default();
+    report
+        .notices
+        .extend(walk_errors.into_iter().map(|e| Notice {
+            path: e.path,
+            kind: NoticeKind::Failed,
+            reason: e.reason,
+        }));
+    report.summary.files_scanned = files.len();
+    for (i, scanned) in first.into_iter().enumerate() {
+        let Scanned { outcome, notices } = second.remove(&i).unwrap_or(scanned);
+        report.notices.extend(notices);
+        if let Outcome::Parsed(result, ..) = outcome {
+            report.summary.files_parsed += 1;
+            if let Some(r) = result {
+                report.summary.sites += r.sites.len();
+                report.summary.findings += r.findings.len();
+                report.summary.hidden_in_tests += r.hidden_in_tests;
+                if !r.findings.is_empty() || !r.sites.is_empty() {
+                    report.files.push(r);
+                }
+            }
+        }
+    }
+    if let Some(cache) = &settings.cache {
+        let (hits, misses) = cache.counts();
+        trace(format_args!("cache: {hits} hits, {misses} misses"));
+        if let Err(e) = cache.save() {
+            report.notices.push(Notice {
+                path: cache.path().display().to_string(),
+                kind: NoticeKind::Failed,
+                reason: format!("cannot write the cache (results are unaffected): {e}"),
+            });
+        }
+    }
+    report.summary.elapsed_ms = start.elapsed().as_millis();
+    report
+}
+
+/// Timings on stderr when `LOCK_AUDIT_TRACE` is set (for profiling, not a format).
+fn trace(what: std::fmt::Arguments) {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *ON.get_or_init(|| std::env::var_os("LOCK_AUDIT_TRACE").is_some()) {
+        eprintln!("{what}");
+    }
+}
+
+/// Runs `scan` with a panic caught and reported as an internal error for `file`.
+fn guarded(file: &SourceFile, scan: impl FnOnce() -> (Outcome, Vec<Notice>)) -> Scanned {
+    match catch_unwind(AssertUnwindSafe(scan)) {
+        Ok((outcome, notices)) => Scanned { outcome, notices },
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            let notice = Notice {
+                path: file.path.display().to_string(),
+                kind: NoticeKind::Internal,
+                reason: format!("internal error while analysing this file: {msg}"),
+            };
+            Scanned {
+                outcome: Outcome::Unparsed,
+                notices: vec![notice],
+            }
+        }
+    }
+}
+
+/// One file's text as the editor holds it: its findings and sites, with the
+/// wrappers defined elsewhere in the workspace applied (`lock-audit lsp`).
+pub fn analyse_source(
+    file: &SourceFile,
+    text: Arc<str>,
+    catalog: &Catalog,
+    settings: &Settings,
+    wrappers: &[Wrapper],
+) -> SourceAnalysis {
+    // This file's own wrappers come from `text`, not from an older copy.
+    let cx = Context {
+        wrappers: wrappers
+            .iter()
+            .filter(|w| w.path != file.path)
+            .cloned()
+            .collect(),
+        // Not a pass-1 context (and analyse_text never uses the cache).
+        pass: Pass::Callers,
+        incremental: true,
+        ..Context::default()
+    };
+    let mut notices = Vec::new();
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        analyse_text(file, text, catalog, settings, &cx, &mut notices)
+    }));
+    let (result, wrappers) = match outcome {
+        Ok(Outcome::Parsed(r, w, _)) => (r, w),
+        Ok(Outcome::Unparsed) => (None, Vec::new()),
+        Err(_) => {
+            notices.push(Notice {
+                path: file.path.display().to_string(),
+                kind: NoticeKind::Internal,
+                reason: "internal error while analysing this file".into(),
+            });
+            (None, Vec::new())
+        }
+    };
+    SourceAnalysis {
+        result,
+        wrappers,
+        notices,
+    }
+}
+
+/// What [`analyse_source`] found in one text.
+pub struct SourceAnalysis {
+    /// `None` when the text does not parse at all.
+    pub result: Option<FileResult>,
+    /// The in-house wrappers the text defines.
+    pub wrappers: Vec<Wrapper>,
+    pub notices: Vec<Notice>,
+}
+
+/// The wrappers every file under `paths` defines (pass 1 only), for analysing
+/// single files against the workspace.
+pub fn workspace_wrappers(
+    paths: &[PathBuf],
+    catalog: &Catalog,
+    settings: &Settings,
+) -> Vec<Wrapper> {
+    let (files, _) = discover::discover(paths, &settings.paths);
+    let prefilter = Prefilter::new(&catalog.triggers);
+    let none = Context::default();
+    files
+        .par_iter()
+        .map(|f| guarded(f, || scan_file(f, catalog, settings, &prefilter, &none)))
+        .flat_map_iter(|s| match s.outcome {
+            Outcome::Parsed(_, w, _) => w,
+            Outcome::Unparsed => Vec::new(),
+        })
+        .collect()
+}

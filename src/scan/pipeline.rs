@@ -1,0 +1,184 @@
+//! One file through the stages: read, parse and lower, lock sites, checks,
+//! policy, suppressions; served from the cache when nothing it depends on
+//! changed.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::project::Context;
+use super::{policy, source, trace, Outcome};
+use crate::cache::Stored;
+use crate::catalog::Catalog;
+use crate::config::Settings;
+use crate::discover::SourceFile;
+use crate::lines::LineIndex;
+use crate::outcome::{FileResult, Notice, NoticeKind};
+use crate::prefilter::Prefilter;
+use crate::sites::consts;
+use crate::sites::wrapper::{self, Wrapper};
+use crate::{checks, lang, model, sites};
+
+/// Which pass an analysis belongs to: each has its own cache slot.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) enum Pass {
+    /// Every file, alone.
+    #[default]
+    First,
+    /// Files importing constants another file defines, again with those known.
+    Constants,
+    /// Files that may call a wrapper defined in another file.
+    Callers,
+}
+
+/// Scans one file for `cx`'s pass.
+pub(super) fn scan_file(
+    file: &SourceFile,
+    catalog: &Catalog,
+    settings: &Settings,
+    prefilter: &Prefilter,
+    cx: &Context,
+) -> (Outcome, Vec<Notice>) {
+    let mut notices = Vec::new();
+    // Test hook (debug builds only): panic on a named file, to prove isolation.
+    if cfg!(debug_assertions)
+        && std::env::var("LOCK_AUDIT_PANIC_ON").is_ok_and(|n| file.rel.ends_with(&n))
+    {
+        panic!("LOCK_AUDIT_PANIC_ON asked for a panic");
+    }
+    let Some(text) = source::read_text(file, settings, prefilter, &mut notices) else {
+        return (Outcome::Unparsed, notices);
+    };
+    // Pass 1 depends on the file alone; later stages also on the context.
+    let fingerprint = if cx.pass == Pass::First {
+        Some("")
+    } else {
+        cx.fingerprint.as_deref()
+    };
+    let cached = settings
+        .cache
+        .as_deref()
+        .zip(fingerprint)
+        .and_then(|(c, fp)| Some((c, c.key(&file.path, fp)?)));
+    if let Some((cache, key)) = &cached {
+        if let Some(stored) = cache.get(&file.path, cx.pass as u8, key) {
+            notices.extend(stored.notices);
+            let result = stored.result.map(|r| FileResult {
+                path: file.path.display().to_string(),
+                rel: file.rel.clone(),
+                text,
+                ..r
+            });
+            return (
+                Outcome::Parsed(result, stored.wrappers, stored.wanted),
+                notices,
+            );
+        }
+    }
+    let started = Instant::now();
+    let mut analysed = Vec::new();
+    let outcome = analyse_text(file, text, catalog, settings, cx, &mut analysed);
+    trace(format_args!("  {:?} {}", started.elapsed(), file.rel));
+    if let (Some((cache, key)), Outcome::Parsed(result, wrappers, wanted)) = (cached, &outcome) {
+        let stored = Stored {
+            result: result.clone(),
+            wrappers: wrappers.clone(),
+            wanted: wanted.clone(),
+            notices: analysed.clone(),
+        };
+        cache.put(&file.path, cx.pass as u8, key, stored);
+    }
+    notices.extend(analysed);
+    (outcome, notices)
+}
+
+/// Parses and analyses one file's text.
+pub(super) fn analyse_text(
+    file: &SourceFile,
+    text: Arc<str>,
+    catalog: &Catalog,
+    settings: &Settings,
+    cx: &Context,
+    notices: &mut Vec<Notice>,
+) -> Outcome {
+    let path = file.path.display().to_string();
+    let tsx = file.path.extension().is_some_and(|e| e == "tsx");
+    let lower = if cx.incremental {
+        lang::lower_incremental
+    } else {
+        lang::lower
+    };
+    let mut model = match lower(file.language, &text, tsx) {
+        Ok(m) => m,
+        Err(reason) => {
+            notices.push(Notice {
+                path,
+                kind: NoticeKind::Failed,
+                reason: format!("cannot parse: {reason}"),
+            });
+            return Outcome::Parsed(None, Vec::new(), Vec::new());
+        }
+    };
+    let index = LineIndex::new(&text);
+    if let Some(err) = model.syntax_errors.first() {
+        let (line, col) = index.line_col(err.start);
+        let reason =
+            format!("syntax error at line {line}, column {col}; analysed the parts that parse");
+        notices.push(Notice {
+            path,
+            kind: NoticeKind::Degraded,
+            reason,
+        });
+    }
+    cx.consts.bind(&mut model, &file.path);
+    let mut analysis = sites::analyze(
+        &model,
+        &text,
+        catalog,
+        &file.path,
+        &cx.wrappers,
+        &settings.classify,
+    );
+    let defined = wrapper::summarize(&analysis, &file.path, |at| index.line_col(at).0);
+    // Calls of this file's own wrappers, without waiting for pass 2.
+    let own: Vec<Wrapper> = defined
+        .iter()
+        .filter(|w| !cx.wrappers.iter().any(|c| c.path == w.path))
+        .cloned()
+        .collect();
+    if !own.is_empty() {
+        sites::add_wrapper_calls(&mut analysis, &file.path, &own, &settings.classify);
+    }
+    let wanted = consts::wanted(&analysis, &file.path);
+    let mut findings = checks::run(&analysis, &settings.rules);
+    policy::severities(&mut findings, &file.path, settings);
+    crate::suppress::apply(
+        &model.comments,
+        &text,
+        &mut findings,
+        &settings.rules,
+        settings.require_reason,
+    );
+    findings.sort_by_key(|f| (f.span.start, f.rule.code));
+    let whole_file = settings.test_paths.is_match(&file.path);
+    let in_tests = |span| policy::in_tests(span, whole_file, &model, settings);
+    let before = findings.len();
+    findings.retain(|f| !in_tests(f.site_span.unwrap_or(f.span)));
+    let hidden_in_tests = before - findings.len();
+    let codes: Vec<(Option<model::Span>, &'static str)> = findings
+        .iter()
+        .map(|f| (f.site_span, f.rule.code))
+        .collect();
+    let result = FileResult {
+        path: file.path.display().to_string(),
+        rel: file.rel.clone(),
+        language: file.language,
+        text: text.clone(),
+        findings,
+        sites: crate::outcome::site_infos(&analysis, &codes)
+            .into_iter()
+            .filter(|s| !in_tests(s.span))
+            .collect(),
+        hidden_in_tests,
+    };
+    Outcome::Parsed(Some(result), defined, wanted)
+}

@@ -1,0 +1,159 @@
+//! What pass 1 tells pass 2 about the project: the in-house wrappers, the
+//! constants other files import, and which files may call a wrapper.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use rayon::prelude::*;
+
+use super::pipeline::Pass;
+use crate::config::Settings;
+use crate::discover::SourceFile;
+use crate::lang;
+use crate::prefilter::Prefilter;
+use crate::sites;
+use crate::sites::consts::{ProjectConsts, Wanted};
+use crate::sites::wrapper::{self, Wrapper};
+
+/// What pass 2 knows from pass 1.
+#[derive(Default)]
+pub(super) struct Context {
+    pub wrappers: Vec<Wrapper>,
+    pub consts: ProjectConsts,
+    pub pass: Pass,
+    /// The hash of `wrappers` and `consts`, part of the cache key from
+    /// stage 1 on; `None` turns the cache off for the stage.
+    pub fingerprint: Option<String>,
+    /// Reparse from the thread's previous tree (an editor buffer).
+    pub incremental: bool,
+}
+
+impl Context {
+    /// Fixes the context for `pass`: a stable order, and its fingerprint
+    /// when a cache is in use.
+    pub fn seal(&mut self, pass: Pass, settings: &Settings) {
+        self.pass = pass;
+        self.wrappers
+            .sort_by(|a, b| (&a.path, a.line, &a.name).cmp(&(&b.path, b.line, &b.name)));
+        self.fingerprint = settings.cache.as_ref().and_then(|_| {
+            let wrappers = serde_json::to_vec(&self.wrappers).ok()?;
+            Some(crate::digest::hash(&[
+                &wrappers,
+                &self.consts.fingerprint()?,
+            ]))
+        });
+    }
+}
+
+/// The module-level constants that files define for the names others want:
+/// only files of the right module that mention a wanted name are parsed.
+pub(super) fn read_constants(files: &[SourceFile], wanted: &[Wanted]) -> ProjectConsts {
+    let stems: Vec<String> = wanted
+        .iter()
+        .filter_map(|w| w.stem.clone())
+        .map(|s| s.to_ascii_lowercase())
+        .collect();
+    let dirs: Vec<&std::path::Path> = wanted.iter().filter_map(|w| w.dir.as_deref()).collect();
+    let mut names: Vec<String> = wanted
+        .iter()
+        .map(|w| {
+            w.name
+                .rsplit(['.', ':'])
+                .next()
+                .unwrap_or(&w.name)
+                .to_string()
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    let mentions = Prefilter::exact(&names);
+    let found: Vec<ProjectConsts> = files
+        .par_iter()
+        .filter(|f| {
+            let module = sites::module_name(&f.path, f.language).to_ascii_lowercase();
+            stems.contains(&module) || f.path.parent().is_some_and(|d| dirs.contains(&d))
+        })
+        .filter_map(|f| {
+            let bytes = std::fs::read(&f.path).ok()?;
+            if mentions.words_in(&bytes).is_empty() {
+                return None;
+            }
+            let text = String::from_utf8(bytes).ok()?;
+            let tsx = f.path.extension().is_some_and(|e| e == "tsx");
+            let lowered = catch_unwind(AssertUnwindSafe(|| lang::lower(f.language, &text, tsx)));
+            let Ok(Ok(model)) = lowered else { return None };
+            let mut consts = ProjectConsts::default();
+            consts.collect(&model, &f.path, wanted);
+            Some(consts)
+        })
+        .collect();
+    let mut consts = ProjectConsts::default();
+    for c in found {
+        consts.extend(c);
+    }
+    consts
+}
+
+/// Finds the files that may call a wrapper defined in another file: pass 2
+/// re-parses only those (a file's own wrappers were applied in pass 1).
+pub(super) struct Callers {
+    /// Wrapper names, as whole words.
+    pub names: Prefilter,
+    name_list: Vec<String>,
+    /// The wrappers' module names (import paths, receivers).
+    modules: Prefilter,
+    module_list: Vec<String>,
+}
+
+impl Callers {
+    pub fn new(wrappers: &[Wrapper]) -> Self {
+        let sorted = |mut v: Vec<String>| {
+            v.sort();
+            v.dedup();
+            v
+        };
+        let name_list = sorted(wrappers.iter().map(|w| w.name.clone()).collect());
+        let module_list = sorted(
+            wrappers
+                .iter()
+                .flat_map(wrapper::module_spellings)
+                .map(|m| m.to_ascii_lowercase())
+                .filter(|m| !m.is_empty())
+                .collect(),
+        );
+        Callers {
+            names: Prefilter::exact(&name_list),
+            modules: Prefilter::new(&module_list),
+            name_list,
+            module_list,
+        }
+    }
+
+    pub fn may_call(&self, f: &SourceFile, wrappers: &[Wrapper]) -> bool {
+        let language = f.language.catalog_language();
+        if !wrappers.iter().any(|w| w.language == language) {
+            return false;
+        }
+        let Ok(bytes) = std::fs::read(&f.path) else {
+            return false;
+        };
+        let named = self.names.words_in(&bytes);
+        if named.is_empty() {
+            return false;
+        }
+        let modules = std::cell::OnceCell::new();
+        let names_module = |w: &Wrapper| {
+            let found = modules.get_or_init(|| self.modules.words_in(&bytes));
+            wrapper::module_spellings(w).iter().any(|m| {
+                self.module_list
+                    .binary_search(&m.to_ascii_lowercase())
+                    .is_ok_and(|i| found.contains(&i))
+            })
+        };
+        wrappers.iter().any(|w| {
+            self.name_list
+                .binary_search(&w.name)
+                .is_ok_and(|i| named.contains(&i))
+                && wrapper::may_call(&f.path, f.language, w, || names_module(w))
+        })
+    }
+}

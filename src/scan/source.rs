@@ -1,0 +1,107 @@
+//! Reading one file: size limit, binary and minified detection, UTF-8
+//! decoding, the prefilter. Every reason a file is not analysed is a notice.
+
+use std::sync::Arc;
+
+use crate::config::Settings;
+use crate::discover::SourceFile;
+use crate::model::Language;
+use crate::outcome::{Notice, NoticeKind};
+use crate::prefilter::Prefilter;
+
+/// Reads, decodes and parses one file; notices say why anything was skipped.
+pub(super) fn read_text(
+    file: &SourceFile,
+    settings: &Settings,
+    prefilter: &Prefilter,
+    notices: &mut Vec<Notice>,
+) -> Option<Arc<str>> {
+    let path = file.path.display().to_string();
+    let mut notice = |kind, reason: String| {
+        notices.push(Notice {
+            path: path.clone(),
+            kind,
+            reason,
+        })
+    };
+    let size = std::fs::metadata(&file.path).map(|m| m.len()).unwrap_or(0);
+    if size > settings.max_file_size {
+        notice(
+            NoticeKind::Skipped,
+            format!(
+                "skipped: {size} bytes is over the {} byte limit",
+                settings.max_file_size
+            ),
+        );
+        return None;
+    }
+    let bytes = match std::fs::read(&file.path) {
+        Ok(b) => b,
+        Err(e) => {
+            notice(NoticeKind::Failed, format!("cannot read: {e}"));
+            return None;
+        }
+    };
+    if bytes.is_empty() {
+        notice(NoticeKind::Skipped, "skipped: empty file".into());
+        return None;
+    }
+    if let Some(cache) = &settings.cache {
+        cache.note(&file.path, &bytes);
+    }
+    if bytes[..bytes.len().min(8192)].contains(&0) {
+        notice(
+            NoticeKind::Skipped,
+            "skipped: binary file (contains NUL bytes)".into(),
+        );
+        return None;
+    }
+    if !prefilter.matches(&bytes) {
+        return None;
+    }
+    if !settings.include_minified && file.language.catalog_language() == Language::JavaScript {
+        if let Some(avg) = minified(&bytes) {
+            notice(
+                NoticeKind::Skipped,
+                format!(
+                    "skipped: minified (average line {avg} bytes); --include-minified analyses it"
+                ),
+            );
+            return None;
+        }
+    }
+    let text: Arc<str> = match String::from_utf8(bytes) {
+        Ok(s) => s.into(),
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            notice(
+                NoticeKind::Degraded,
+                format!("not valid UTF-8 (first bad byte at offset {at}); analysed with replacement characters"),
+            );
+            String::from_utf8_lossy(e.as_bytes()).into_owned().into()
+        }
+    };
+    // A BOM is not code: drop it, and render from the same text so spans agree.
+    Some(match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.into(),
+        None => text,
+    })
+}
+
+/// A minified bundle: at least 16 KiB with 90 % of its bytes on lines over
+/// 1,000 bytes. Its findings could not be acted on (the source it was built
+/// from is what to fix) and parsing it costs as much as a thousand files.
+/// Returns the average line length.
+fn minified(bytes: &[u8]) -> Option<usize> {
+    if bytes.len() < 16 * 1024 {
+        return None;
+    }
+    let (mut lines, mut long) = (0usize, 0usize);
+    for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+        lines += 1;
+        if line.len() > 1000 {
+            long += line.len();
+        }
+    }
+    (long * 10 >= bytes.len() * 9).then(|| bytes.len() / lines)
+}
