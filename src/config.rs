@@ -10,6 +10,7 @@ use serde::Deserialize;
 use std::sync::Arc;
 
 use crate::cache::Cache;
+use crate::catalog::raw::ClassName;
 use crate::checks;
 use crate::checks::{FailOn, Rule, Severity};
 use crate::discover;
@@ -84,13 +85,6 @@ struct RawClassify {
     /// Glob on the enclosing function's name: `settle_*`.
     function: Option<String>,
     reason: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(rename_all = "lowercase")]
-enum ClassName {
-    Correctness,
-    Efficiency,
 }
 
 /// The resolved settings of a `lock-audit.yaml`.

@@ -132,6 +132,54 @@ fn bad_rules_yaml_semantic_error_points_at_entry() {
 }
 
 #[test]
+fn bad_rules_values_name_the_accepted_ones() {
+    let lock = |ttl: &str| {
+        format!("library: acme\nlanguage: python\nbackend: redis\napis:\n  - id: acme.grab\n    methods: [grab]\n    lock:\n      acquires: now\n      key: {{pos: 0}}\n      ttl: {ttl}\n")
+    };
+    bad_rules("u.yaml", &lock("{pos: 1, unit: sec}"))
+        .stderr(predicate::str::contains("u.yaml:10"))
+        .stderr(predicate::str::contains("unknown variant `sec`"))
+        .stderr(predicate::str::contains("`timeunit`"));
+    bad_rules("d.yaml", &lock("{pos: 1, unit: s, default: nevr}"))
+        .stderr(predicate::str::contains("d.yaml:10"))
+        .stderr(predicate::str::contains("unknown default `nevr`"))
+        .stderr(predicate::str::contains("`renewed`"));
+}
+
+/// `owner-checked-release: false`: the library's own release deletes the lock
+/// whoever holds it, so each release call is LA201's; the default (true) is not.
+#[test]
+fn owner_checked_release_false_makes_releases_unchecked() {
+    let run = |checked: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let rules = dir.path().join("rules");
+        fs::create_dir(&rules).unwrap();
+        fs::write(
+            rules.join("taskq.yaml"),
+            format!("library: taskq\nlanguage: python\nbackend: redis\ntriggers: [taskq]\nclients:\n  imports: [taskq]\n  constructors: [taskq.Queue]\napis:\n  - id: taskq.lock_task\n    methods: [lock_task]\n    lock:\n      acquires: now\n      key: {{pos: 0}}\n      ttl: {{pos: 1, unit: s, default: 30s}}\n      release-methods: [release]\n{checked}"),
+        )
+        .unwrap();
+        let src = dir.path().join("job.py");
+        fs::write(
+            &src,
+            "import taskq\nq = taskq.Queue()\n\ndef nightly():\n    lock = q.lock_task('lock:nightly', 60)\n    try:\n        run()\n    finally:\n        lock.release()\n",
+        )
+        .unwrap();
+        let out = lock_audit()
+            .args(["check", "--format", "concise", "--exit-zero", "--rules"])
+            .arg(&rules)
+            .arg(&src)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let unchecked = run("      owner-checked-release: false\n");
+    assert!(unchecked.contains("job.py:9:9: LA201"), "{unchecked}");
+    let checked = run("");
+    assert!(!checked.contains("LA201"), "{checked}");
+}
+
+#[test]
 fn user_rules_teach_a_new_client() {
     let dir = tempfile::tempdir().unwrap();
     let rules = dir.path().join("rules");

@@ -95,7 +95,7 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 role: q.role,
                 scope: q.scope,
                 try_acquire: q.try_acquire,
-                wait: q.wait.clone(),
+                wait: q.wait,
             });
             cat.triggers.extend(raw.triggers.iter().cloned());
         }

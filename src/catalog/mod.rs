@@ -5,6 +5,7 @@
 //! `sites` matches calls against. No rule logic lives here, only facts.
 
 mod compile;
+pub mod duration_text;
 pub mod raw;
 
 use std::collections::{BTreeMap, HashMap};
@@ -17,6 +18,19 @@ pub use raw::{
 };
 
 use crate::model::Language;
+
+/// The JSON Schema of a catalog file, generated from the types in [`raw`]
+/// (kept as `docs/catalog.schema.json`; the YAML files point editors at it).
+pub fn schema() -> String {
+    let mut schema = schemars::schema_for!(raw::RawFile);
+    schema.insert(
+        "title".into(),
+        "lock-audit catalog file (rules/*.yaml)".into(),
+    );
+    let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
+    text.push('\n');
+    text
+}
 
 // The catalog files compiled into the binary, so an installed tool works anywhere.
 include!(concat!(env!("OUT_DIR"), "/builtin_rules.rs"));
@@ -82,7 +96,7 @@ pub struct SqlLock {
     pub role: SqlRole,
     pub scope: Option<Scope>,
     pub try_acquire: bool,
-    pub wait: Option<String>,
+    pub wait: Option<raw::SqlWait>,
 }
 
 /// A canonical Redis command's grammar and role.

@@ -4,13 +4,16 @@
 //! its line instead of a silently ignored key. `compile.rs` turns these into
 //! the indexed [`super::Catalog`].
 
-use serde::Deserialize;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use serde::Deserialize;
 
 use crate::model::Language;
 
 /// One catalog file: a library's API shapes, Redis command grammar, or vocabulary.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawFile {
     /// The library this file describes (`redis-py`, `redis-rs`).
@@ -40,7 +43,7 @@ pub struct RawFile {
 }
 
 /// Heuristic classification: word weights.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawClassification {
     pub threshold: Option<i32>,
@@ -51,10 +54,10 @@ pub struct RawClassification {
 }
 
 /// One kind of effect a call can have.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawEffect {
-    pub kind: String,
+    pub kind: EffectKind,
     #[serde(default)]
     pub methods: Vec<String>,
     /// Only on receivers with one of these as a whole word of their name.
@@ -66,8 +69,8 @@ pub struct RawEffect {
     /// A write that must be protected in a correctness lock (LA301).
     #[serde(default)]
     pub write: bool,
-    /// Classification evidence: `correctness` or `efficiency`.
-    pub class: Option<String>,
+    /// Classification evidence.
+    pub class: Option<ClassName>,
     #[serde(default)]
     pub weight: i32,
     /// What makes this write safe against a stale holder, said for this kind
@@ -76,7 +79,7 @@ pub struct RawEffect {
 }
 
 /// Spellings of protected writes.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawProtection {
     #[serde(default)]
@@ -89,7 +92,7 @@ pub struct RawProtection {
     pub recheck_methods: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum SqlRole {
     Acquire,
@@ -97,7 +100,7 @@ pub enum SqlRole {
 }
 
 /// A lock inside SQL text: a function call (`pg_advisory_lock(`) or a clause (`FOR UPDATE`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawSql {
     pub id: String,
@@ -111,11 +114,10 @@ pub struct RawSql {
     pub scope: Option<Scope>,
     #[serde(default)]
     pub try_acquire: bool,
-    /// `never` (blocks until granted) or `none` (returns at once).
-    pub wait: Option<String>,
+    pub wait: Option<SqlWait>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawClients {
     /// Module paths whose import makes the library present in a file.
@@ -136,7 +138,7 @@ pub struct RawClients {
 }
 
 /// One surface form of a call.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawApi {
     pub id: String,
@@ -189,7 +191,7 @@ pub struct RawApi {
 }
 
 /// The roles an argument can play in a canonical command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ArgRole {
     /// The lock key; for a multi-key command, every key.
@@ -211,7 +213,7 @@ pub enum ArgRole {
 }
 
 /// Where an argument is: a positional index, a keyword, or all positionals from `pos`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawSlot {
     pub pos: Option<usize>,
@@ -221,7 +223,7 @@ pub struct RawSlot {
     pub rest: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum CommandRole {
     /// Takes a lock (always, or when `acquire-when` flag is present).
@@ -235,7 +237,7 @@ pub enum CommandRole {
     Read,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawCommand {
     pub role: CommandRole,
@@ -259,7 +261,7 @@ pub struct RawCommand {
     pub owner_checked_when: Vec<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawVocabulary {
     /// Words that mark a key or variable as a lock (`lock`, `mutex`, `leader`).
@@ -275,7 +277,7 @@ pub struct RawVocabulary {
 }
 
 /// When a library lock call takes the lock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Acquires {
     /// The call itself acquires (`Obtain`, `redlock.acquire`, `@SchedulerLock`).
@@ -286,7 +288,7 @@ pub enum Acquires {
 }
 
 /// A library lock API (redis-py `Lock`, Redisson `RLock`, redsync, etcd...).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawLock {
     pub acquires: Acquires,
@@ -333,7 +335,7 @@ fn yes() -> bool {
     true
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Scope {
     Session,
@@ -341,7 +343,7 @@ pub enum Scope {
 }
 
 /// One acquire method on a lock object; `arity` picks an overload.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawAcquireMethod {
     pub method: String,
@@ -359,19 +361,140 @@ pub struct RawAcquireMethod {
 }
 
 /// A duration argument: where it is, its unit, and what an absent one means.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawDuration {
     pub pos: Option<usize>,
     pub kw: Option<String>,
-    /// `s`, `ms`, `duration` (a typed duration value), `timeunit` (a
-    /// `TimeUnit` argument follows), `iso8601` (`"PT30S"`).
-    pub unit: Option<String>,
+    pub unit: Option<DurationUnit>,
     /// For a wait: the keyword that turns blocking off when passed `false`
     /// (redis-py `blocking=False`).
     pub blocking_kw: Option<String>,
-    /// What an absent (or null) value means: `never` (no expiry / wait
-    /// forever), `renewed` (a watchdog keeps it alive), `session`, or a
-    /// duration such as `10s` / `30000ms`.
-    pub default: Option<String>,
+    /// What an absent (or null) value means.
+    pub default: Option<DurationDefault>,
+}
+
+/// What kind of effect a call in a critical section has (shown in evidence).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum EffectKind {
+    SqlWrite,
+    OrmWrite,
+    Payment,
+    ObjectStorePut,
+    HttpWrite,
+    QueuePublish,
+    CacheSet,
+    FileWrite,
+    /// Slow work (sleeps, long calls): evidence for LA402.
+    Slow,
+}
+
+impl EffectKind {
+    /// The name as written in the catalog.
+    pub fn name(self) -> &'static str {
+        match self {
+            EffectKind::SqlWrite => "sql-write",
+            EffectKind::OrmWrite => "orm-write",
+            EffectKind::Payment => "payment",
+            EffectKind::ObjectStorePut => "object-store-put",
+            EffectKind::HttpWrite => "http-write",
+            EffectKind::QueuePublish => "queue-publish",
+            EffectKind::CacheSet => "cache-set",
+            EffectKind::FileWrite => "file-write",
+            EffectKind::Slow => "slow",
+        }
+    }
+}
+
+/// A lock class as written in the catalog and `lock-audit.yaml`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ClassName {
+    Correctness,
+    Efficiency,
+}
+
+/// How long a SQL lock function waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SqlWait {
+    /// Blocks until granted.
+    Never,
+    /// Returns at once.
+    None,
+}
+
+/// The unit of a duration argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DurationUnit {
+    /// A number of seconds.
+    S,
+    /// A number of milliseconds.
+    Ms,
+    /// A typed duration value (Go `30*time.Second`, Rust `Duration::from_secs(30)`);
+    /// a bare Go number is nanoseconds.
+    Duration,
+    /// A number followed by a Java `TimeUnit` argument.
+    Timeunit,
+    /// An ISO-8601 string (`"PT30S"`).
+    Iso8601,
+    /// A Go `context.Context`: its deadline bounds the wait (`Background()` never ends).
+    Context,
+}
+
+/// What an absent (or null) duration means.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(try_from = "String")]
+pub enum DurationDefault {
+    /// No expiry; for a wait, blocks forever.
+    Never,
+    /// For a wait: returns at once.
+    None,
+    /// A watchdog or session keep-alive extends it.
+    Renewed,
+    /// Bound to the session.
+    Session,
+    /// A fixed default, as written (`10s`) and in milliseconds.
+    After(String, i64),
+}
+
+/// The accepted spellings, for error messages and the schema.
+const DEFAULT_PATTERN: &str =
+    "^(never|none|renewed|session|([0-9.]+(ms|s|m|h|d))+|PT([0-9.]+[HMS])+)$";
+
+impl TryFrom<String> for DurationDefault {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<Self, String> {
+        Ok(match s.as_str() {
+            "never" => DurationDefault::Never,
+            "none" => DurationDefault::None,
+            "renewed" => DurationDefault::Renewed,
+            "session" => DurationDefault::Session,
+            _ => match super::duration_text::parse(&s) {
+                Some(ms) => DurationDefault::After(s, ms.round() as i64),
+                None => {
+                    return Err(format!(
+                        "unknown default `{s}`, expected `never`, `none`, `renewed`, `session` or a duration such as `10s`, `30000ms`, `5m`"
+                    ))
+                }
+            },
+        })
+    }
+}
+
+impl JsonSchema for DurationDefault {
+    fn schema_name() -> Cow<'static, str> {
+        "DurationDefault".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "pattern": DEFAULT_PATTERN,
+            "description": "`never` (no expiry; a wait blocks forever), `none` (a wait returns at once), `renewed` (a watchdog extends it), `session`, or a duration such as `10s`, `30000ms`, `5m`."
+        })
+    }
 }

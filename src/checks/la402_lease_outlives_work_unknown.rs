@@ -1,4 +1,5 @@
 use super::declare_rule;
+use crate::catalog::raw::EffectKind;
 use crate::checks::Finding;
 use crate::sites::{FileAnalysis, Ttl};
 
@@ -46,7 +47,7 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
         let Some(slow) = site
             .effects
             .iter()
-            .find(|e| e.kind == "slow" || e.kind == "http-write")
+            .find(|e| matches!(e.kind, EffectKind::Slow | EffectKind::HttpWrite))
         else {
             continue;
         };

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use globset::GlobMatcher;
 
+use crate::catalog::raw::{ClassName, EffectKind};
 use crate::lines::LineIndex;
 
 /// A class chosen by the user's configuration for a site, if any.
@@ -113,15 +114,15 @@ pub fn classify(
     }
     for eff in &effects {
         let line = index.line_col(eff.span.start).0;
-        match eff.class.as_deref() {
-            Some("correctness") => {
+        match eff.class {
+            Some(ClassName::Correctness) => {
                 c += eff.weight;
                 evidence.push(format!(
                     "critical section {} at L{line} (correctness)",
                     describe(eff)
                 ));
             }
-            Some("efficiency") => {
+            Some(ClassName::Efficiency) => {
                 e += eff.weight;
                 evidence.push(format!(
                     "critical section {} at L{line} (efficiency)",
@@ -143,13 +144,13 @@ pub fn classify(
 }
 
 fn describe(e: &Effect) -> String {
-    match e.kind.as_str() {
-        "sql-write" => "writes SQL".into(),
-        "orm-write" => format!("saves through the ORM (`{}`)", e.text),
-        "payment" => format!("calls a payment API (`{}`)", e.text),
-        "object-store-put" => format!("writes to an object store (`{}`)", e.text),
-        "cache-set" => format!("only sets a cache (`{}`)", e.text),
-        other => format!("{other} (`{}`)", e.text),
+    match e.kind {
+        EffectKind::SqlWrite => "writes SQL".into(),
+        EffectKind::OrmWrite => format!("saves through the ORM (`{}`)", e.text),
+        EffectKind::Payment => format!("calls a payment API (`{}`)", e.text),
+        EffectKind::ObjectStorePut => format!("writes to an object store (`{}`)", e.text),
+        EffectKind::CacheSet => format!("only sets a cache (`{}`)", e.text),
+        other => format!("{} (`{}`)", other.name(), e.text),
     }
 }
 

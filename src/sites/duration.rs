@@ -6,21 +6,27 @@
 //! through same-file constants and simple arithmetic.
 
 use super::resolve;
+use crate::catalog::duration_text;
+use crate::catalog::raw::DurationUnit;
 use crate::model::{Expr, ExprKind, FileModel, FuncId};
 
 /// The unit a bare number is in.
-fn unit_ms(unit: Option<&str>) -> f64 {
+fn unit_ms(unit: Option<DurationUnit>) -> f64 {
     match unit {
-        Some("s") => 1000.0,
-        Some("ms") | None => 1.0,
+        Some(DurationUnit::S) => 1000.0,
         // A bare Go `time.Duration` number is nanoseconds.
-        Some("duration") => 1e-6,
+        Some(DurationUnit::Duration) => 1e-6,
         _ => 1.0,
     }
 }
 
 /// Milliseconds of a duration expression, if it is statically known.
-pub fn to_ms(model: &FileModel, e: &Expr, unit: Option<&str>, func: Option<FuncId>) -> Option<i64> {
+pub fn to_ms(
+    model: &FileModel,
+    e: &Expr,
+    unit: Option<DurationUnit>,
+    func: Option<FuncId>,
+) -> Option<i64> {
     let v = eval(model, e, unit, func, 0)?;
     (v.is_finite() && v >= 0.0).then_some(v.round() as i64)
 }
@@ -28,7 +34,7 @@ pub fn to_ms(model: &FileModel, e: &Expr, unit: Option<&str>, func: Option<FuncI
 fn eval(
     model: &FileModel,
     e: &Expr,
-    unit: Option<&str>,
+    unit: Option<DurationUnit>,
     func: Option<FuncId>,
     depth: u8,
 ) -> Option<f64> {
@@ -39,7 +45,7 @@ fn eval(
     match &e.kind {
         ExprKind::Int(n) => Some(*n as f64 * unit_ms(unit)),
         ExprKind::Float(f) => Some(f * unit_ms(unit)),
-        ExprKind::Str(s) => parse_text(s),
+        ExprKind::Str(s) => duration_text::parse(s),
         ExprKind::Name(n) => named_unit(n),
         ExprKind::Binary { op, lhs, rhs } => {
             // In `30 * time.Second` the number is a factor, not a duration.
@@ -79,7 +85,9 @@ fn eval(
                 "from_mins" | "ofMinutes" | "minutes" => 60_000.0,
                 "ofHours" | "hours" => 3_600_000.0,
                 "from_secs_f64" | "from_secs_f32" => 1000.0,
-                "Duration" => return eval(model, arg?, Some("duration"), func, depth + 1),
+                "Duration" => {
+                    return eval(model, arg?, Some(DurationUnit::Duration), func, depth + 1)
+                }
                 _ => return None,
             };
             let v = resolve::resolve(model, arg?, func);
@@ -126,60 +134,4 @@ pub fn time_unit_ms(e: &Expr) -> Option<f64> {
         "DAYS" => 86_400_000.0,
         _ => return None,
     })
-}
-
-/// `"PT10M"`, `"15s"`, `"500ms"`, `"10m"`, `"1h30m"` → ms.
-pub fn parse_text(s: &str) -> Option<f64> {
-    let s = s.trim();
-    if let Some(iso) = s.strip_prefix("PT").or_else(|| s.strip_prefix("pt")) {
-        return parse_units(iso, true);
-    }
-    parse_units(s, false)
-}
-
-fn parse_units(s: &str, iso: bool) -> Option<f64> {
-    let mut total = 0.0;
-    let mut num = String::new();
-    let mut chars = s.chars().peekable();
-    let mut any = false;
-    while let Some(c) = chars.next() {
-        if c.is_ascii_digit() || c == '.' {
-            num.push(c);
-            continue;
-        }
-        let mut unit = c.to_ascii_lowercase().to_string();
-        if unit == "m" && chars.peek() == Some(&'s') {
-            chars.next();
-            unit = "ms".into();
-        }
-        let n: f64 = num.parse().ok()?;
-        num.clear();
-        total += n * match unit.as_str() {
-            "h" => 3_600_000.0,
-            "m" => 60_000.0,
-            "s" => 1000.0,
-            "ms" if !iso => 1.0,
-            "d" if !iso => 86_400_000.0,
-            _ => return None,
-        };
-        any = true;
-    }
-    if !num.is_empty() {
-        return None;
-    }
-    any.then_some(total)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_text;
-
-    #[test]
-    fn duration_strings() {
-        assert_eq!(parse_text("PT10M"), Some(600_000.0));
-        assert_eq!(parse_text("15s"), Some(15_000.0));
-        assert_eq!(parse_text("500ms"), Some(500.0));
-        assert_eq!(parse_text("1h30m"), Some(5_400_000.0));
-        assert_eq!(parse_text("soon"), None);
-    }
 }

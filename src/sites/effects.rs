@@ -4,18 +4,18 @@
 //! idempotency key). The spellings come from `rules/classification.yaml`.
 
 use super::{resolve, FileAnalysis, LockSite};
-use crate::catalog::raw::RawEffect;
+use crate::catalog::raw::{ClassName, EffectKind, RawEffect};
 use crate::catalog::Catalog;
 use crate::model::{mentions, Call, FileModel, Span};
 
 /// A call in a critical section with a catalogued effect.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Effect {
-    pub kind: String,
+    pub kind: EffectKind,
     pub span: Span,
     pub write: bool,
     /// `correctness` / `efficiency` evidence and its weight.
-    pub class: Option<String>,
+    pub class: Option<ClassName>,
     pub weight: i32,
     /// How the write is protected, if it is.
     pub protection: Option<Protection>,
@@ -252,10 +252,10 @@ pub fn of_section(fa: &FileAnalysis, site: &LockSite) -> Vec<Effect> {
             .then(|| protection_of(fa.catalog, model, call, &tokens))
             .flatten();
         out.push(Effect {
-            kind: e.kind.clone(),
+            kind: e.kind,
             span: call.span,
             write: e.write,
-            class: e.class.clone(),
+            class: e.class,
             weight: e.weight,
             protection,
             text: call.callee.clone(),

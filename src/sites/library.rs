@@ -12,6 +12,7 @@ use std::collections::HashMap;
 
 use super::command::{chain_end, match_api, slot_values};
 use super::{duration, resolve, LockSite, Release, SiteKind, Ttl, Wait};
+use crate::catalog::raw::{DurationDefault, DurationUnit};
 use crate::catalog::{
     AcquireMethod, Acquires, ApiKind, Catalog, DurationSlot, Library, LockSpec, Scope, Slot,
 };
@@ -96,7 +97,7 @@ fn duration_arg(
 /// found in), and the default that applies when none was.
 struct Picked<'s> {
     given: Option<(Expr, &'s DurationSlot, &'s Call)>,
-    default: Option<&'s str>,
+    default: Option<&'s DurationDefault>,
 }
 
 /// The acquire method's own slot first, then the factory's; `None` when
@@ -120,8 +121,8 @@ fn pick<'s>(
             })
         });
     let default = method_slot
-        .and_then(|s| s.default.as_deref())
-        .or(factory_slot.and_then(|s| s.default.as_deref()));
+        .and_then(|s| s.default.as_ref())
+        .or(factory_slot.and_then(|s| s.default.as_ref()));
     Some(Picked { given, default })
 }
 
@@ -146,21 +147,18 @@ fn ttl_of(
         };
     };
     if let Some((v, slot, call)) = given {
-        let ms = match slot.unit.as_deref() {
-            Some("timeunit") => time_unit_ms(model, call, slot, &v),
+        let ms = match slot.unit {
+            Some(DurationUnit::Timeunit) => time_unit_ms(model, call, slot, &v),
             unit => duration::to_ms(model, &v, unit, call.func),
         };
         return (Ttl::Given(Some(v)), ms);
     }
     match (default, spec.scope) {
-        (Some("renewed"), _) => (Ttl::Renewed, None),
-        (Some("session"), _) => (Ttl::Scoped(Scope::Session), None),
+        (Some(DurationDefault::Renewed), _) => (Ttl::Renewed, None),
+        (Some(DurationDefault::Session), _) => (Ttl::Scoped(Scope::Session), None),
         (_, Some(scope)) => (Ttl::Scoped(scope), None),
-        (Some("never") | None, None) => (Ttl::Absent, None),
-        (Some(d), None) => (
-            Ttl::Default(d.to_string()),
-            duration::parse_text(d).map(|x| x as i64),
-        ),
+        (Some(DurationDefault::Never | DurationDefault::None) | None, None) => (Ttl::Absent, None),
+        (Some(DurationDefault::After(d, ms)), None) => (Ttl::Default(d.clone()), Some(*ms)),
     }
 }
 
@@ -170,7 +168,7 @@ fn time_unit_ms(model: &FileModel, call: &Call, slot: &DurationSlot, v: &Expr) -
         .pos
         .and_then(|p| call.positional(p + 1))
         .and_then(duration::time_unit_ms)?;
-    let n = duration::to_ms(model, v, Some("ms"), call.func)? as f64;
+    let n = duration::to_ms(model, v, Some(DurationUnit::Ms), call.func)? as f64;
     Some((n * unit).round() as i64)
 }
 
@@ -208,13 +206,16 @@ fn wait_of(
     };
     match (given, default) {
         // A context without a deadline bounds nothing.
-        (Some((v, slot, _)), _) if slot.unit.as_deref() == Some("context") && is_background(&v) => {
+        (Some((v, slot, _)), _)
+            if slot.unit == Some(DurationUnit::Context) && is_background(&v) =>
+        {
             Wait::Forever
         }
         (Some((v, _, _)), _) => Wait::Given(v),
-        (None, Some("never")) => Wait::Forever,
-        (None, Some("none")) => Wait::NoWait,
-        (None, Some(d)) => Wait::Default(d.to_string()),
+        (None, Some(DurationDefault::Never)) => Wait::Forever,
+        (None, Some(DurationDefault::None)) => Wait::NoWait,
+        (None, Some(DurationDefault::After(d, _))) => Wait::Default(d.clone()),
+        (None, Some(DurationDefault::Renewed | DurationDefault::Session)) => Wait::NotApplicable,
         (None, None) => Wait::NotApplicable,
     }
 }
@@ -505,7 +506,7 @@ pub fn analyze(
                 command: c.name.clone(),
                 key,
                 key_text,
-                owner_checked: checked && !unchecked,
+                owner_checked: checked && !unchecked && spec.owner_checked_release,
                 site,
                 lock_evidence: format!("a release method of {}", cx.lib.name),
                 func: c.func,

@@ -22,6 +22,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::catalog::raw::DurationUnit;
 use crate::catalog::{Catalog, CommandRole, Scope};
 use crate::model::{CallId, Expr, FileModel, FuncId, Language, Span, Usage};
 use command::Command;
@@ -401,9 +402,9 @@ pub fn analyze<'m>(
             Ttl::Given(Some(e)) => {
                 let ms_flags = ["PX", "PEXPIRE"];
                 let unit = if cmd.flags.keys().any(|f| ms_flags.contains(&f.as_str())) {
-                    "ms"
+                    DurationUnit::Ms
                 } else {
-                    "s"
+                    DurationUnit::S
                 };
                 duration::to_ms(model, e, Some(unit), func_of(cmd))
             }

@@ -7,6 +7,7 @@
 //! transaction, so they carry a scope, not a TTL.
 
 use super::{resolve, LockSite, Release, SiteKind, Ttl, Wait};
+use crate::catalog::raw::SqlWait;
 use crate::catalog::{Catalog, Scope, SqlRole};
 use crate::model::{Call, Expr, ExprKind, FileModel};
 
@@ -175,10 +176,9 @@ pub fn analyze(
                 continue;
             };
             let scope = lock.scope.unwrap_or(Scope::Transaction);
-            let wait = match lock.wait.as_deref() {
-                Some("none") => Wait::NoWait,
-                Some("never") => Wait::Forever,
-                Some(d) => Wait::Default(d.to_string()),
+            let wait = match lock.wait {
+                Some(SqlWait::None) => Wait::NoWait,
+                Some(SqlWait::Never) => Wait::Forever,
                 None => Wait::NotApplicable,
             };
             sites.push(LockSite {
