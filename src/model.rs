@@ -405,6 +405,17 @@ pub struct Exit {
     pub span: Span,
     pub func: Option<FuncId>,
     pub value: String,
+    /// For a `?`: the expression it applies to, `.await`s peeled
+    /// (`set_nx(k, v).await?` → the call). Empty for other exits.
+    pub operand: Span,
+}
+
+impl Exit {
+    /// Is this the `?` applied to the expression ending at `end` (an
+    /// acquisition whose error is propagated)?
+    pub fn propagates(&self, end: usize) -> bool {
+        self.kind == ExitKind::Try && self.operand.end == end && self.operand != Span::default()
+    }
 }
 
 /// A branching statement (`if`, `while`, `match`, ternary): the whole

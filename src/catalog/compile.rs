@@ -154,6 +154,7 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
             name,
             language,
             backend,
+            fixes: raw.fixes.clone().unwrap_or_default(),
             clients: Clients {
                 imports: c.imports,
                 constructors: c.constructors,

@@ -50,6 +50,7 @@ pub struct Library {
     pub name: String,
     pub language: Language,
     pub backend: String,
+    pub fixes: raw::RawFixes,
     pub clients: Clients,
 }
 
@@ -188,6 +189,11 @@ impl Catalog {
 
     pub fn library_of(&self, api: &Api) -> &Library {
         &self.libraries[api.library]
+    }
+
+    /// A library by the name its sites and releases carry.
+    pub fn library(&self, name: &str) -> Option<&Library> {
+        self.libraries.iter().find(|l| l.name == name)
     }
 }
 

@@ -40,6 +40,20 @@ pub struct RawFile {
     #[serde(default)]
     pub effects: Vec<RawEffect>,
     pub protection: Option<RawProtection>,
+    /// Source rewrites offered for this library's findings.
+    pub fixes: Option<RawFixes>,
+}
+
+/// Templates of the fixes a library's calls can take. Placeholders:
+/// `{receiver}` (the client as written), `{key}`, `{value}` / `{owner}` (the
+/// lock's owner value) and `{script}` (the compare-and-delete Lua script).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawFixes {
+    /// A `SET NX` / `SETNX` with no expiry, rebuilt with one (LA101).
+    pub expiry: Option<String>,
+    /// A plain `DEL` release, rewritten as a compare-and-delete (LA201).
+    pub owner_checked_release: Option<String>,
 }
 
 /// Heuristic classification: word weights.

@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use super::fix::Fix;
 use super::Rule;
 use crate::model::Span;
 use crate::sites::{Class, LockSite};
@@ -61,6 +62,9 @@ pub struct Finding {
     pub evidence: Vec<String>,
     /// Why the lock has its class.
     pub class_evidence: Vec<String>,
+    /// A source edit that resolves the finding, if the rule knows one.
+    #[serde(default)]
+    pub fix: Option<Fix>,
 }
 
 impl Finding {
@@ -76,7 +80,13 @@ impl Finding {
             class: Class::Unclassified,
             evidence: Vec::new(),
             class_evidence: Vec::new(),
+            fix: None,
         }
+    }
+
+    pub fn fix(mut self, fix: Option<Fix>) -> Self {
+        self.fix = fix;
+        self
     }
 
     pub fn label(mut self, span: Span, text: impl Into<String>) -> Self {

@@ -1,6 +1,6 @@
-use super::declare_rule;
+use super::{declare_rule, fix, Fix};
 use crate::checks::Finding;
-use crate::sites::{FileAnalysis, Ttl};
+use crate::sites::{FileAnalysis, LockSite, SiteKind, Ttl};
 
 declare_rule! {
     /// ## What it flags
@@ -64,6 +64,38 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
         if let Some(k) = &site.key {
             f = f.label(k.span, "lock key: stays forever if the holder dies");
         }
-        out.push(f);
+        out.push(f.fix(add_expiry(fa, site)));
     }
+}
+
+/// The acquisition rebuilt by the library's `expiry` template: only a plain
+/// `SET key value NX` / `SETNX key value` whose every argument the template
+/// writes again (the key, the value, the NX flag).
+fn add_expiry(fa: &FileAnalysis, site: &LockSite) -> Option<Fix> {
+    let template = fa.catalog.library(&site.library)?.fixes.expiry.as_deref()?;
+    let (key, value) = (site.key.as_ref()?, site.owner.as_ref()?);
+    let call = fa.model.call(site.call);
+    let receiver = call.receiver.as_deref()?;
+    let rewritten = call.args.iter().all(|a| {
+        a.value.span == key.span
+            || a.value.span == value.span
+            || a.value.text.to_ascii_uppercase().contains("NX")
+    });
+    if site.kind != SiteKind::Command || !rewritten {
+        return None;
+    }
+    let text = fix::fill(
+        template,
+        &[
+            ("receiver", &receiver.text),
+            ("key", &key.text),
+            ("value", &value.text),
+        ],
+    );
+    Some(Fix::replace(
+        "Add a 30 s expiry to the acquisition (adjust it to the work's duration)",
+        call.span,
+        text,
+        true,
+    ))
 }

@@ -1,6 +1,6 @@
 use super::declare_rule;
 use crate::checks::Finding;
-use crate::model::{mentions, Call, ExitKind, Usage};
+use crate::model::{mentions, Call, Usage};
 use crate::sites::{FileAnalysis, LockSite, SiteKind};
 
 declare_rule! {
@@ -120,14 +120,8 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
             _ => false,
         };
         // Rust `acquire(..)?` / `.await?`: an error is propagated, so checked.
-        let propagated = site.contention_error
-            && fa.model.exits.iter().any(|e| {
-                e.kind == ExitKind::Try
-                    && e.span.start >= call.span.end
-                    && fa.text.get(call.span.end..e.span.start).is_some_and(|gap| {
-                        gap.trim().trim_start_matches(".await").trim().is_empty()
-                    })
-            });
+        let propagated =
+            site.contention_error && fa.model.exits.iter().any(|e| e.propagates(call.span.end));
         let ignored =
             thrown_away && !propagated && !(site.kind == SiteKind::Sql && sql_fetched(fa, site));
         if ignored {

@@ -1,6 +1,6 @@
-use super::declare_rule;
+use super::{declare_rule, fix, Fix};
 use crate::checks::Finding;
-use crate::sites::FileAnalysis;
+use crate::sites::{FileAnalysis, Release};
 
 declare_rule! {
     /// ## What it flags
@@ -72,6 +72,45 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
         if let Some(site) = rel.site.map(|i| &fa.sites[i]) {
             f = f.site(site).label(site.span, "acquired here");
         }
-        out.push(f);
+        out.push(f.fix(compare_and_delete(fa, rel)));
     }
+}
+
+/// The release rewritten by the library's `owner-checked-release` template.
+/// Safe when the owner value the lock was taken with can be named again here
+/// (a variable or field, acquired in the same function); otherwise the
+/// placeholder `token` is left for the user to replace.
+fn compare_and_delete(fa: &FileAnalysis, rel: &Release) -> Option<Fix> {
+    let library = fa.catalog.library(&rel.library)?;
+    let template = library.fixes.owner_checked_release.as_deref()?;
+    let key = rel.key.as_ref()?;
+    let call = fa.model.call(rel.call);
+    let receiver = call.receiver.as_deref()?;
+    // One key, passed as the call's only argument.
+    if rel.script_name.is_some() || call.args.len() != 1 || call.args[0].value.span != key.span {
+        return None;
+    }
+    let owner = rel
+        .site
+        .map(|i| &fa.sites[i])
+        .filter(|s| s.func == rel.func)
+        .and_then(|s| s.owner.as_ref())
+        .filter(|o| fix::repeatable(o));
+    let text = fix::fill(
+        template,
+        &[
+            ("receiver", &receiver.text),
+            ("key", &key.text),
+            ("owner", owner.map_or(fix::OWNER_PLACEHOLDER, |o| &o.text)),
+            ("script", fix::COMPARE_AND_DELETE),
+        ],
+    );
+    let title = match owner {
+        Some(o) => format!(
+            "Release with compare-and-delete against the owner `{}`",
+            o.text
+        ),
+        None => "Release with compare-and-delete (replace `token` with the owner value)".into(),
+    };
+    Some(Fix::replace(title, call.span, text, owner.is_some()))
 }

@@ -1,6 +1,7 @@
 use super::declare_rule;
 use crate::checks::Finding;
-use crate::model::{mentions, Conditional, ExitKind, FileModel, GuardKind, Language, Span};
+use crate::lang::profile::profile;
+use crate::model::{mentions, Conditional, ExitKind, FileModel, GuardKind, Span};
 use crate::sites::{FileAnalysis, LockSite, Release};
 
 declare_rule! {
@@ -109,26 +110,12 @@ fn release_when_not_acquired(
     names: &[String],
     release: Span,
 ) -> bool {
-    let negated = |t: &str| {
-        let t = t.trim_start_matches('(').trim();
-        t.starts_with("not ")
-            || t.starts_with('!')
-            || [
-                "== false",
-                "is None",
-                "== nil",
-                "is False",
-                ".nil?",
-                "=== false",
-            ]
-            .iter()
-            .any(|n| t.contains(n))
-    };
+    let language = profile(model.language);
     model.conditionals.iter().any(|c| {
         c.stmt.contains(release)
             && !c.cond.contains(release)
             && tests_acquisition(site, names, c)
-            && negated(&c.text)
+            && language.is_negative(&c.text)
     })
 }
 
@@ -212,18 +199,16 @@ fn skipping_path(
     // After the whole acquisition expression (`sqlx::query(..).bind(k).execute(..)`).
     let acquired = model.call(site.result_call).span.end.max(site.span.end);
     let between = |s: Span| s.start >= acquired && s.end <= rel.span.start;
-    match model.language {
-        Language::Go | Language::Rust => model
+    let language = profile(model.language);
+    match language.calls_may_raise {
+        false => model
             .exits
             .iter()
             .filter(|e| e.func == site.func && between(e.span))
-            .filter(|e| model.language == Language::Rust || e.kind == ExitKind::Return)
+            .filter(|e| language.early_exits.contains(&e.kind))
             .filter(|e| !on_failure_path(model, site, names, e.span, rel.span))
             // `set_nx(..)?` / `.await?`: the `?` of the acquisition itself.
-            .filter(|e| {
-                let gap = fa.text.get(acquired..e.span.start).unwrap_or("");
-                !gap.trim().trim_start_matches(".await").trim().is_empty()
-            })
+            .filter(|e| !e.propagates(acquired))
             .map(|e| {
                 let why = match e.kind {
                     ExitKind::Try => "`?` returns early",
@@ -233,7 +218,7 @@ fn skipping_path(
                 (e.span, why)
             })
             .next(),
-        _ => model
+        true => model
             .calls
             .iter()
             .filter(|c| c.func == site.func && between(c.span) && !site.span.contains(c.span))

@@ -23,9 +23,11 @@ mod la401_unclassified_lock;
 mod la402_lease_outlives_work_unknown;
 
 mod finding;
+pub mod fix;
 
 use crate::sites::FileAnalysis;
 pub use finding::{FailOn, Finding, Label, Severity};
+pub use fix::Fix;
 
 /// A rule's identity, documentation and logic.
 pub struct Rule {

@@ -6,6 +6,7 @@
 pub mod go;
 pub mod java;
 pub mod javascript;
+pub mod profile;
 pub mod python;
 mod reparse;
 pub mod ruby;

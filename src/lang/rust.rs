@@ -303,13 +303,14 @@ impl Lowerer<'_> {
         });
     }
 
-    fn exit(&mut self, kind: ExitKind, span: Span, value: String) {
+    fn exit(&mut self, kind: ExitKind, span: Span, value: String, operand: Span) {
         let func = self.func();
         self.model.exits.push(Exit {
             kind,
             span,
             func,
             value,
+            operand,
         });
     }
 
@@ -602,17 +603,26 @@ impl<'ast> Visit<'ast> for Lowerer<'_> {
             .as_deref()
             .map(|e| self.text_at(span_of(e), e))
             .unwrap_or_default();
-        self.exit(ExitKind::Return, span_of(r), value);
+        self.exit(ExitKind::Return, span_of(r), value, Span::default());
     }
 
     fn visit_expr_try(&mut self, t: &'ast syn::ExprTry) {
         visit::visit_expr_try(self, t);
-        self.exit(ExitKind::Try, sp(t.question_token.span), String::new());
+        let mut operand = &*t.expr;
+        while let syn::Expr::Await(a) = operand {
+            operand = &a.base;
+        }
+        self.exit(
+            ExitKind::Try,
+            sp(t.question_token.span),
+            String::new(),
+            span_of(operand),
+        );
     }
 
     fn visit_expr_break(&mut self, b: &'ast syn::ExprBreak) {
         visit::visit_expr_break(self, b);
-        self.exit(ExitKind::Break, span_of(b), String::new());
+        self.exit(ExitKind::Break, span_of(b), String::new(), Span::default());
     }
 
     fn visit_expr_while(&mut self, w: &'ast syn::ExprWhile) {

@@ -717,6 +717,7 @@ impl<'a> Lowerer<'a> {
                 span: sp,
                 func,
                 value: text,
+                operand: Span::default(),
             });
             return Lowered::Nothing;
         }

@@ -11,6 +11,7 @@ use std::path::Path;
 use globset::GlobMatcher;
 
 use crate::catalog::raw::{ClassName, EffectKind};
+use crate::lang::profile::profile;
 use crate::lines::LineIndex;
 
 /// A class chosen by the user's configuration for a site, if any.
@@ -44,7 +45,10 @@ fn annotation(fa: &FileAnalysis, index: &LineIndex, site: &LockSite) -> Option<(
         }
         line -= 1;
         let above = index.line(fa.text, line).trim_start();
-        let comment_only = ["#", "//", "/*", "*"].iter().any(|p| above.starts_with(p));
+        let comment_only = profile(fa.model.language)
+            .comment_starts
+            .iter()
+            .any(|p| above.starts_with(p));
         if !comment_only {
             return None;
         }

@@ -11,7 +11,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::{resolve, FileAnalysis, Ttl};
-use crate::model::{Assign, Expr, ExprKind, FileModel, Language, Span};
+use crate::lang::profile::profile;
+use crate::model::{Assign, Expr, ExprKind, FileModel, Span};
 
 /// A name a file uses but does not define, and where it may come from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -106,7 +107,7 @@ impl ProjectConsts {
                 extra.push(binding(local, v, i.span));
             }
         }
-        if model.language == Language::Go {
+        if profile(model.language).package_scope {
             if let Some(dir) = path.parent() {
                 for ((d, name), v) in &self.by_dir {
                     if d == dir
@@ -126,7 +127,7 @@ impl ProjectConsts {
                 .imports
                 .iter()
                 .any(|i| i.path.to_ascii_lowercase().ends_with(stem.as_str()))
-                || model.language == Language::Java;
+                || profile(model.language).qualified_constants;
             if qualified {
                 extra.push(binding(format!("{stem}.{name}"), v, Span::default()));
             }
@@ -251,7 +252,7 @@ fn source_of(model: &FileModel, path: &Path, name: &str) -> Option<Wanted> {
                 dir: None,
             })
         }
-        None if model.language == Language::Go => Some(Wanted {
+        None if profile(model.language).package_scope => Some(Wanted {
             name: name.to_string(),
             stem: None,
             dir: path.parent().map(Path::to_path_buf),

@@ -8,6 +8,7 @@
 use super::resolve;
 use crate::catalog::duration_text;
 use crate::catalog::raw::DurationUnit;
+use crate::lang::profile::profile;
 use crate::model::{Expr, ExprKind, FileModel, FuncId};
 
 /// The unit a bare number is in.
@@ -46,7 +47,7 @@ fn eval(
         ExprKind::Int(n) => Some(*n as f64 * unit_ms(unit)),
         ExprKind::Float(f) => Some(f * unit_ms(unit)),
         ExprKind::Str(s) => duration_text::parse(s),
-        ExprKind::Name(n) => named_unit(n),
+        ExprKind::Name(n) => profile(model.language).named_duration(n),
         ExprKind::Binary { op, lhs, rhs } => {
             // In `30 * time.Second` the number is a factor, not a duration.
             let factor = |x: &Expr| match &resolve::resolve(model, x, func).kind {
@@ -79,17 +80,11 @@ fn eval(
         ExprKind::Call(id) => {
             let call = model.call(*id);
             let arg = call.args.first().map(|a| &a.value);
-            let scale = match call.name.as_str() {
-                "from_secs" | "ofSeconds" | "seconds" => 1000.0,
-                "from_millis" | "ofMillis" | "milliseconds" => 1.0,
-                "from_mins" | "ofMinutes" | "minutes" => 60_000.0,
-                "ofHours" | "hours" => 3_600_000.0,
-                "from_secs_f64" | "from_secs_f32" => 1000.0,
-                "Duration" => {
-                    return eval(model, arg?, Some(DurationUnit::Duration), func, depth + 1)
-                }
-                _ => return None,
-            };
+            let language = profile(model.language);
+            if language.duration_casts.contains(&call.name.as_str()) {
+                return eval(model, arg?, Some(DurationUnit::Duration), func, depth + 1);
+            }
+            let scale = language.duration_call(&call.name)?;
             let v = resolve::resolve(model, arg?, func);
             match v.kind {
                 ExprKind::Int(n) => Some(n as f64 * scale),
@@ -101,19 +96,6 @@ fn eval(
         ExprKind::Wrapped(inner) => eval(model, inner, unit, func, depth + 1),
         _ => None,
     }
-}
-
-/// `time.Second`, `TimeUnit.SECONDS`-free constants of Go's `time` package.
-fn named_unit(name: &str) -> Option<f64> {
-    Some(match name.rsplit('.').next()? {
-        "Nanosecond" => 1e-6,
-        "Microsecond" => 1e-3,
-        "Millisecond" => 1.0,
-        "Second" => 1000.0,
-        "Minute" => 60_000.0,
-        "Hour" => 3_600_000.0,
-        _ => return None,
-    })
 }
 
 /// Milliseconds per unit of a Java `TimeUnit` argument (`TimeUnit.SECONDS`).

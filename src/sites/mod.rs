@@ -24,6 +24,7 @@ use serde::Serialize;
 
 use crate::catalog::raw::DurationUnit;
 use crate::catalog::{Catalog, CommandRole, Scope};
+use crate::lang::profile::profile;
 use crate::model::{CallId, Expr, FileModel, FuncId, Language, Span, Usage};
 use command::Command;
 
@@ -35,7 +36,7 @@ pub fn module_name(path: &Path, language: Language) -> String {
     let name = |p: Option<&std::ffi::OsStr>| p.map(|s| s.to_string_lossy().into_owned());
     let dir = || name(path.parent().and_then(Path::file_name)).unwrap_or_default();
     match name(path.file_stem()).unwrap_or_default() {
-        _ if language == Language::Go => dir(),
+        _ if profile(language).module_is_folder => dir(),
         s if matches!(s.as_str(), "__init__" | "mod" | "index") => dir(),
         s => s,
     }
@@ -291,10 +292,13 @@ pub struct FileAnalysis<'m> {
     pub model: &'m FileModel,
     /// The catalog's vocabularies (log methods, lock words) for the checks.
     pub catalog: &'m Catalog,
-    /// The file's text (for checks that look at what is written between spans).
+    /// The file's text, for the passes of `sites` (checks read facts only).
     pub text: &'m str,
     pub sites: Vec<LockSite>,
     pub releases: Vec<Release>,
+    /// The file mentions `lock_timeout` (`SET lock_timeout`, a connection
+    /// option): a bound on every lock wait of its database sessions.
+    pub sets_lock_timeout: bool,
 }
 
 fn role(catalog: &Catalog, cmd: &Command) -> Option<CommandRole> {
@@ -487,12 +491,17 @@ pub fn analyze<'m>(
     }
     wrapper::sites_for_calls(model, path, wrappers, &mut sites);
     lifecycle::complete(model, text, catalog, &cmds, &mut sites, &mut releases);
+    let sets_lock_timeout = text
+        .as_bytes()
+        .windows(b"lock_timeout".len())
+        .any(|w| w.eq_ignore_ascii_case(b"lock_timeout"));
     let mut fa = FileAnalysis {
         model,
         catalog,
         text,
         sites,
         releases,
+        sets_lock_timeout,
     };
     classify_all(&mut fa, 0, path, classify);
     fa

@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{resolve, FileAnalysis, LockSite, Ttl, Wait};
+use crate::lang::profile::profile;
 use crate::model::{mentions, Call, Expr, FileModel, Function, GuardKind, Language, Span};
 
 /// A function that acquires a lock for its callers.
@@ -37,14 +38,13 @@ pub struct Wrapper {
     pub site: LockSite,
 }
 
-/// Receivers that mean "this object": a method call on them may be a wrapper in the same file.
-const SELF: &[&str] = &["self", "this", "@", "s"];
-
-fn params_without_self(f: &Function) -> Vec<&str> {
+/// The parameters a caller passes (not `self` / `cls`).
+fn params_without_self<'f>(f: &'f Function, language: Language) -> Vec<&'f str> {
+    let own = profile(language).self_params;
     f.params
         .iter()
         .map(|p| p.name.as_str())
-        .filter(|n| !matches!(*n, "self" | "cls" | "this"))
+        .filter(|n| !own.contains(n))
         .collect()
 }
 
@@ -56,7 +56,7 @@ fn is_helper(
     catalog_words: &[String],
 ) -> (bool, bool, bool) {
     let model = fa.model;
-    let params = params_without_self(f);
+    let params = params_without_self(f, fa.model.language);
     let inside = |sp: crate::model::Span| f.span.contains(sp);
     // Runs a callback or yields under the lock.
     let calls_param = model.calls.iter().any(|c| {
@@ -94,7 +94,7 @@ fn is_helper(
 /// (`if for_update: q = q.with_for_update()`)? Then a call locks nothing unless
 /// its caller asks, which the call's arguments decide, not the helper.
 fn on_request(fa: &FileAnalysis, f: &Function, site: &LockSite) -> bool {
-    let params = params_without_self(f);
+    let params = params_without_self(f, fa.model.language);
     fa.model.conditionals.iter().any(|c| {
         c.func == Some(f.id)
             && c.stmt.contains(site.span)
@@ -116,7 +116,7 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
         if !helper || out.iter().any(|w: &Wrapper| w.name == simple_name(&f.name)) {
             continue;
         }
-        let params = params_without_self(f);
+        let params = params_without_self(f, fa.model.language);
         let key_param = params
             .iter()
             .enumerate()
@@ -180,7 +180,8 @@ pub fn may_call(
 ) -> bool {
     path != w.path
         && language.catalog_language() == w.language
-        && ((language == Language::Go && path.parent() == Some(w.dir.as_path())) || names_module())
+        && ((profile(language).package_scope && path.parent() == Some(w.dir.as_path()))
+            || names_module())
 }
 
 /// The spellings of `w`'s module that [`calls_wrapper`] accepts (matched
@@ -204,7 +205,7 @@ fn calls_wrapper(model: &FileModel, path: &Path, call: &Call, w: &Wrapper) -> bo
     match receiver {
         None => {
             same_file
-                || (model.language == Language::Go && path.parent() == Some(w.dir.as_path()))
+                || (profile(model.language).package_scope && path.parent() == Some(w.dir.as_path()))
                 || model.imports.iter().any(|i| {
                     let p = i.path.replace("::", ".").replace('/', ".");
                     let named =
@@ -218,7 +219,7 @@ fn calls_wrapper(model: &FileModel, path: &Path, call: &Call, w: &Wrapper) -> bo
                 .next()
                 .unwrap_or(r)
                 .trim_start_matches('@');
-            (same_file && SELF.contains(&last))
+            (same_file && profile(model.language).self_names.contains(&last))
                 || last.eq_ignore_ascii_case(&w.stem)
                 || last.eq_ignore_ascii_case(&w.stem.replace('_', ""))
         }

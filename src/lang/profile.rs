@@ -1,0 +1,243 @@
+//! What the analysis needs to know about a language beyond its syntax tree:
+//! comments, negation, "this object", how a function leaves early, how
+//! modules and constants are named across files, and typed durations. The
+//! lowering records what it can as facts in the model; `sites`, `checks` and
+//! the editor server ask the profile for the rest. Nothing outside `lang/`
+//! branches on a language.
+
+use crate::model::{ExitKind, Language};
+
+pub struct Profile {
+    /// The line comment marker lock-audit writes (suppressions, class annotations).
+    pub line_comment: &'static str,
+    /// How a line that holds only a comment starts.
+    pub comment_starts: &'static [&'static str],
+    /// A condition starting with one of these tests for failure (`not x`, `!x`).
+    pub negation_prefixes: &'static [&'static str],
+    /// A condition containing one of these tests for failure (`x is None`, `x == nil`).
+    pub negation_tests: &'static [&'static str],
+    /// Receivers meaning "this object" (`self`, `this`, `@`).
+    pub self_names: &'static [&'static str],
+    /// Parameters that are the object itself, not arguments (`self`, `cls`).
+    pub self_params: &'static [&'static str],
+    /// Any call may raise (exceptions); otherwise errors are values and only
+    /// the exits of `early_exits` leave a function early.
+    pub calls_may_raise: bool,
+    /// The exits that leave a function before a release further down.
+    pub early_exits: &'static [ExitKind],
+    /// Other files name a file by its folder (Go packages), not its stem.
+    pub module_is_folder: bool,
+    /// Functions and constants of the same package (folder) are visible
+    /// without an import (Go).
+    pub package_scope: bool,
+    /// Another class's constants are written `Class.NAME` without an import (Java).
+    pub qualified_constants: bool,
+    /// Duration constants and their milliseconds (Go `time.Second`).
+    pub duration_names: &'static [(&'static str, f64)],
+    /// Duration constructors taking a number, and the milliseconds per unit
+    /// (`Duration::from_secs`, `Duration.ofSeconds`, Ruby `30.seconds`).
+    pub duration_calls: &'static [(&'static str, f64)],
+    /// A constructor taking a duration in the typed unit (`time.Duration(n)`).
+    pub duration_casts: &'static [&'static str],
+}
+
+const ALL_EXITS: &[ExitKind] = &[
+    ExitKind::Return,
+    ExitKind::Raise,
+    ExitKind::Break,
+    ExitKind::Try,
+];
+const HASH: &[&str] = &["#"];
+const SLASHES: &[&str] = &["//", "/*", "*"];
+const BANG: &[&str] = &["!"];
+
+static PYTHON: Profile = Profile {
+    line_comment: "#",
+    comment_starts: HASH,
+    negation_prefixes: &["not "],
+    negation_tests: &["is None", "is False", "== false"],
+    self_names: &["self"],
+    self_params: &["self", "cls"],
+    calls_may_raise: true,
+    early_exits: ALL_EXITS,
+    module_is_folder: false,
+    package_scope: false,
+    qualified_constants: false,
+    duration_names: &[],
+    duration_calls: &[],
+    duration_casts: &[],
+};
+
+static RUBY: Profile = Profile {
+    line_comment: "#",
+    comment_starts: HASH,
+    negation_prefixes: &["not ", "!"],
+    negation_tests: &["== false", "== nil", ".nil?"],
+    self_names: &["self", "@"],
+    self_params: &["self"],
+    calls_may_raise: true,
+    early_exits: ALL_EXITS,
+    module_is_folder: false,
+    package_scope: false,
+    qualified_constants: false,
+    duration_names: &[],
+    duration_calls: &[
+        ("seconds", 1000.0),
+        ("milliseconds", 1.0),
+        ("minutes", 60_000.0),
+        ("hours", 3_600_000.0),
+    ],
+    duration_casts: &[],
+};
+
+static JAVASCRIPT: Profile = Profile {
+    line_comment: "//",
+    comment_starts: SLASHES,
+    negation_prefixes: BANG,
+    negation_tests: &["== false", "=== false"],
+    self_names: &["this"],
+    self_params: &["this"],
+    calls_may_raise: true,
+    early_exits: ALL_EXITS,
+    module_is_folder: false,
+    package_scope: false,
+    qualified_constants: false,
+    duration_names: &[],
+    duration_calls: &[],
+    duration_casts: &[],
+};
+
+static JAVA: Profile = Profile {
+    qualified_constants: true,
+    self_names: &["this"],
+    duration_calls: &[
+        ("ofSeconds", 1000.0),
+        ("ofMillis", 1.0),
+        ("ofMinutes", 60_000.0),
+        ("ofHours", 3_600_000.0),
+    ],
+    ..JAVASCRIPT
+};
+
+static GO: Profile = Profile {
+    line_comment: "//",
+    comment_starts: SLASHES,
+    negation_prefixes: BANG,
+    negation_tests: &["== false", "== nil"],
+    // Go names its receiver; `s` is the commonest spelling in the corpus.
+    self_names: &["s"],
+    self_params: &[],
+    calls_may_raise: false,
+    early_exits: &[ExitKind::Return],
+    module_is_folder: true,
+    package_scope: true,
+    qualified_constants: false,
+    duration_names: &[
+        ("Nanosecond", 1e-6),
+        ("Microsecond", 1e-3),
+        ("Millisecond", 1.0),
+        ("Second", 1000.0),
+        ("Minute", 60_000.0),
+        ("Hour", 3_600_000.0),
+    ],
+    duration_calls: &[],
+    duration_casts: &["Duration"],
+};
+
+static RUST: Profile = Profile {
+    line_comment: "//",
+    comment_starts: SLASHES,
+    negation_prefixes: BANG,
+    negation_tests: &["== false"],
+    self_names: &["self"],
+    self_params: &["self"],
+    calls_may_raise: false,
+    early_exits: ALL_EXITS,
+    module_is_folder: false,
+    package_scope: false,
+    qualified_constants: false,
+    duration_names: &[],
+    duration_calls: &[
+        ("from_secs", 1000.0),
+        ("from_millis", 1.0),
+        ("from_mins", 60_000.0),
+        ("from_secs_f64", 1000.0),
+        ("from_secs_f32", 1000.0),
+    ],
+    duration_casts: &[],
+};
+
+/// The profile of `language` (TypeScript shares JavaScript's).
+pub fn profile(language: Language) -> &'static Profile {
+    match language {
+        Language::Python => &PYTHON,
+        Language::Ruby => &RUBY,
+        Language::JavaScript | Language::TypeScript => &JAVASCRIPT,
+        Language::Java => &JAVA,
+        Language::Go => &GO,
+        Language::Rust => &RUST,
+    }
+}
+
+impl Profile {
+    /// Does a condition test for failure (`not acquired`, `lock == nil`)?
+    pub fn is_negative(&self, condition: &str) -> bool {
+        let t = condition.trim_start_matches('(').trim();
+        self.negation_prefixes.iter().any(|p| t.starts_with(p))
+            || self.negation_tests.iter().any(|n| t.contains(n))
+    }
+
+    /// Milliseconds of a duration constant (`time.Second`).
+    pub fn named_duration(&self, name: &str) -> Option<f64> {
+        let last = name.rsplit('.').next()?;
+        self.duration_names
+            .iter()
+            .find(|(n, _)| *n == last)
+            .map(|(_, ms)| *ms)
+    }
+
+    /// Milliseconds per unit of a duration constructor (`from_secs`).
+    pub fn duration_call(&self, name: &str) -> Option<f64> {
+        self.duration_calls
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, ms)| *ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn negation_is_per_language() {
+        assert!(profile(Language::Python).is_negative("not acquired"));
+        assert!(profile(Language::Python).is_negative("(token is None)"));
+        assert!(!profile(Language::Python).is_negative("acquired"));
+        assert!(profile(Language::Go).is_negative("!ok"));
+        assert!(profile(Language::Ruby).is_negative("lock.nil?"));
+        assert!(profile(Language::TypeScript).is_negative("got === false"));
+        assert!(!profile(Language::Go).is_negative("err != nil"));
+    }
+
+    #[test]
+    fn durations_are_per_language() {
+        assert_eq!(
+            profile(Language::Go).named_duration("time.Second"),
+            Some(1000.0)
+        );
+        assert_eq!(profile(Language::Rust).named_duration("time.Second"), None);
+        assert_eq!(
+            profile(Language::Rust).duration_call("from_secs"),
+            Some(1000.0)
+        );
+        assert_eq!(
+            profile(Language::Java).duration_call("ofMinutes"),
+            Some(60_000.0)
+        );
+        assert_eq!(
+            profile(Language::Ruby).duration_call("minutes"),
+            Some(60_000.0)
+        );
+    }
+}
