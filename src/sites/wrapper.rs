@@ -39,7 +39,7 @@ pub struct Wrapper {
 }
 
 /// The parameters a caller passes (not `self` / `cls`).
-fn params_without_self<'f>(f: &'f Function, language: Language) -> Vec<&'f str> {
+fn params_without_self(f: &Function, language: Language) -> Vec<&str> {
     let own = profile(language).self_params;
     f.params
         .iter()
