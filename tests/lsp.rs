@@ -80,12 +80,24 @@ fn diagnostics_hover_actions_and_half_typed_code() {
         "        # lock-audit: allow(LA201, reason=\"...\")\n"
     );
 
-    // The quick fix on the release line (the LA201 line).
-    assert!(
-        titles
-            .iter()
-            .any(|t| t.starts_with("Release with compare-and-delete")),
-        "{titles:?}"
+    // The quick fix on the release line (the LA201 line): the rule's fix,
+    // against the owner the lock was taken with.
+    let release = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| {
+            a["title"]
+                .as_str()
+                .unwrap()
+                .starts_with("Release with compare-and-delete against the owner `token`")
+        })
+        .unwrap_or_else(|| panic!("{titles:?}"));
+    let edit = &release["edit"]["changes"][&uri][0];
+    assert_eq!(edit["range"]["start"], json!({"line": 5, "character": 8}));
+    assert_eq!(
+        edit["newText"],
+        "r.eval(\"if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end\", 1, 'lock:order', token)"
     );
 
     // Half-typed code keeps the last diagnostics instead of clearing them.

@@ -76,10 +76,12 @@ fn add_expiry(fa: &FileAnalysis, site: &LockSite) -> Option<Fix> {
     let (key, value) = (site.key.as_ref()?, site.owner.as_ref()?);
     let call = fa.model.call(site.call);
     let receiver = call.receiver.as_deref()?;
+    let nx = |t: &str| t.eq_ignore_ascii_case("nx") || t.to_ascii_uppercase().contains("NX");
     let rewritten = call.args.iter().all(|a| {
         a.value.span == key.span
             || a.value.span == value.span
-            || a.value.text.to_ascii_uppercase().contains("NX")
+            || a.name.as_deref().is_some_and(nx)
+            || nx(&a.value.text)
     });
     if site.kind != SiteKind::Command || !rewritten {
         return None;

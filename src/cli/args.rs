@@ -1,0 +1,198 @@
+//! The arguments of `check` and `audit`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use clap::{Args, ValueEnum};
+
+use crate::cache::{self, Cache};
+use crate::catalog::Catalog;
+use crate::checks::FailOn;
+use crate::config::Settings;
+use crate::report::audit::AuditFormat;
+use crate::report::Format;
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// Files or directories to scan; directories honour .gitignore.
+    #[arg(default_value = ".")]
+    pub paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Only run these rules (codes or names, comma-separated or repeated).
+    #[arg(long, value_delimiter = ',')]
+    pub select: Vec<String>,
+    /// Do not run these rules (codes or names).
+    #[arg(long, value_delimiter = ',')]
+    pub ignore: Vec<String>,
+    /// An extra catalog folder of `*.yaml` API descriptions (repeatable).
+    #[arg(long = "rules", value_name = "DIR")]
+    pub rules_dirs: Vec<PathBuf>,
+    /// Exit 1 when a finding at or above this severity is reported (default: warning).
+    #[arg(long, value_enum)]
+    pub fail_on: Option<FailOn>,
+    /// Exit 0 even when there are findings (errors in the run still exit 2).
+    #[arg(long)]
+    pub exit_zero: bool,
+    /// Print the number of findings per rule instead of the findings.
+    #[arg(long)]
+    pub statistics: bool,
+    /// Apply the safe fixes (an expiry added to a `SET NX`, a plain-DEL release
+    /// made compare-and-delete), then report what remains.
+    #[arg(long, conflicts_with = "diff")]
+    pub fix: bool,
+    /// Print the safe fixes as a unified diff instead of applying them; exit 1
+    /// when there is one.
+    #[arg(long)]
+    pub diff: bool,
+    /// Apply the config's `exclude` to files named on the command line too (pre-commit).
+    #[arg(long)]
+    pub force_exclude: bool,
+    /// Print the resolved settings and exit.
+    #[arg(long)]
+    pub show_settings: bool,
+    /// Report only findings not recorded in this baseline file.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Record the current findings in this file (and exit 0).
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
+    /// Report only findings in files changed since this git revision (the
+    /// whole tree is still analysed, so wrappers defined elsewhere count).
+    #[arg(long, value_name = "REV")]
+    pub changed_since: Option<String>,
+    /// Scan only shard K of N (`--shard 2/4`), split deterministically by path.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    pub shard: Option<(u64, u64)>,
+    /// An output, repeatable: `FORMAT` to stdout or `FORMAT=PATH` to a file.
+    #[arg(long, value_name = "FORMAT[=PATH]", value_parser = parse_output)]
+    pub output_format: Vec<(Format, Option<PathBuf>)>,
+    /// The config file (default: the nearest lock-audit.yaml above the first path).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Show every skipped or partly analysed file and why.
+    #[arg(long, short)]
+    pub verbose: bool,
+    /// Colour in human output.
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    pub color: Color,
+    /// Skip files larger than this many bytes (reported as a notice).
+    #[arg(long, default_value_t = 5 * 1024 * 1024)]
+    pub max_file_size: u64,
+    #[command(flatten)]
+    pub analysis: AnalysisArgs,
+}
+
+/// What `check` and `audit` share: which files to analyse and the cache.
+#[derive(Args, Debug)]
+pub struct AnalysisArgs {
+    /// Analyse minified JavaScript/TypeScript bundles too (default: skipped with a notice).
+    #[arg(long)]
+    pub include_minified: bool,
+    /// Report findings and sites in test code too (test/, tests/, spec/, *_test.go,
+    /// test_*.py, *Test.java, *.spec.ts, Rust #[cfg(test)] modules...; config `test-paths`).
+    #[arg(long)]
+    pub include_tests: bool,
+    /// Neither read nor write the analysis cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// The analysis cache's folder (default: `.lock-audit-cache` next to the
+    /// config file, else in the working directory).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl AnalysisArgs {
+    /// Applies the flags to `settings` (config file values already in it).
+    pub(super) fn apply(&self, settings: &mut Settings, config: Option<&Path>, catalog: &Catalog) {
+        settings.include_minified |= self.include_minified;
+        settings.include_tests |= self.include_tests;
+        if !self.no_cache {
+            let dir = self.cache_dir.as_deref();
+            settings.cache = Some(open_cache(dir, config, catalog, settings));
+        }
+    }
+}
+
+/// The analysis cache of a run: its key covers everything besides a file's
+/// text that its analysis depends on (config, catalog, rules, size limit).
+fn open_cache(
+    dir: Option<&Path>,
+    config: Option<&Path>,
+    catalog: &Catalog,
+    settings: &Settings,
+) -> Arc<Cache> {
+    let dir = dir.map_or_else(
+        || {
+            config
+                .and_then(Path::parent)
+                .unwrap_or(Path::new(""))
+                .join(cache::DIR_NAME)
+        },
+        Path::to_path_buf,
+    );
+    let config_text = config
+        .and_then(|p| std::fs::read(p).ok())
+        .unwrap_or_default();
+    let rules: Vec<&str> = settings.rules.iter().map(|r| r.code).collect();
+    let rules = rules.join(",");
+    let inputs: [&[u8]; 6] = [
+        &config_text,
+        catalog.fingerprint.as_bytes(),
+        rules.as_bytes(),
+        &settings.max_file_size.to_le_bytes(),
+        &[u8::from(settings.include_minified)],
+        &[u8::from(settings.include_tests)],
+    ];
+    Arc::new(Cache::open(&dir, &inputs))
+}
+
+#[derive(Args, Debug)]
+pub struct AuditArgs {
+    /// Files or directories to scan.
+    #[arg(default_value = ".")]
+    pub paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = AuditFormat::Table)]
+    pub format: AuditFormat,
+    /// An extra catalog folder (repeatable).
+    #[arg(long = "rules", value_name = "DIR")]
+    pub rules_dirs: Vec<PathBuf>,
+    /// Show every skipped or partly analysed file and why (on stderr).
+    #[arg(long, short)]
+    pub verbose: bool,
+    /// The config file (default: the nearest lock-audit.yaml above the first path).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub analysis: AnalysisArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+fn parse_shard(s: &str) -> Result<(u64, u64), String> {
+    let (k, n) = s.split_once('/').ok_or("expected K/N, e.g. 2/4")?;
+    let (k, n): (u64, u64) = (
+        k.parse().map_err(|_| "K is not a number")?,
+        n.parse().map_err(|_| "N is not a number")?,
+    );
+    if n == 0 || k == 0 || k > n {
+        return Err(format!("shard {k}/{n}: need 1 <= K <= N"));
+    }
+    Ok((k, n))
+}
+
+fn parse_output(s: &str) -> Result<(Format, Option<PathBuf>), String> {
+    let (name, path) = match s.split_once('=') {
+        Some((n, p)) => (n, Some(PathBuf::from(p))),
+        None => (s, None),
+    };
+    let format = Format::from_str(name, true).map_err(|_| format!("unknown format `{name}`"))?;
+    Ok((format, path))
+}

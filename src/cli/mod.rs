@@ -1,0 +1,127 @@
+//! The command line: arguments in `args`, one file per command. Returns the
+//! exit code.
+
+mod args;
+mod audit;
+mod check;
+mod explain;
+mod fix;
+mod init;
+mod rules;
+
+pub use args::{AnalysisArgs, AuditArgs, CheckArgs, Color};
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::catalog::Catalog;
+use crate::config::{self, Config};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "lock-audit",
+    version,
+    about = "Find distributed-lock bugs: missing TTLs, unchecked releases, unfenced writes"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Scan files and directories for lock findings (default: the current directory).
+    Check(Box<CheckArgs>),
+    /// Inventory every lock site: backend, library, key, TTL, wait, releases, findings.
+    Audit(AuditArgs),
+    /// Print a rule's documentation: what it flags, why it breaks, what to do instead.
+    Explain {
+        /// A rule code (`LA201`) or name (`unchecked-release`).
+        rule: String,
+    },
+    /// List every rule with its code, name, default severity and summary.
+    Rules,
+    /// Write a commented starter `lock-audit.yaml` in the current directory.
+    Init,
+    /// Run the language server on stdin/stdout (diagnostics, hover, code actions).
+    Lsp,
+    /// List every library the catalog recognises (markdown table).
+    Libraries {
+        /// Extra catalog folders to include (repeatable).
+        #[arg(long = "rules", value_name = "DIR")]
+        rules_dirs: Vec<PathBuf>,
+        /// Print the prefilter's trigger literals instead, one per line (a file
+        /// without any of them is never parsed).
+        #[arg(long)]
+        triggers: bool,
+    },
+}
+
+/// Parses `args` (without the program name handling cargo's extra word) and runs.
+pub fn main_with(args: impl IntoIterator<Item = String>) -> ExitCode {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    match cli.command {
+        Command::Check(args) => check::run(*args),
+        Command::Audit(args) => audit::run(args),
+        Command::Explain { rule } => explain::run(&rule),
+        Command::Rules => rules::run(),
+        Command::Init => init::run(),
+        Command::Lsp => match crate::lsp::run() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => usage_error(&format!("lsp: {e}")),
+        },
+        Command::Libraries {
+            rules_dirs,
+            triggers,
+        } => rules::libraries(&rules_dirs, triggers),
+    }
+}
+
+fn usage_error(msg: &str) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(2)
+}
+
+/// Writes to stdout; a closed pipe (`| head`) is not an error.
+fn emit(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+fn load_catalog(dirs: &[PathBuf]) -> Option<Catalog> {
+    match Catalog::load(dirs) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            eprintln!("{:?}", miette::Report::new(*e));
+            None
+        }
+    }
+}
+
+/// The project's `lock-audit.yaml` (`--config`, else the nearest one above
+/// the first path); `Err` is already reported.
+fn load_config(explicit: Option<&PathBuf>, paths: &[PathBuf]) -> Result<Config, ()> {
+    let found = explicit
+        .cloned()
+        .or_else(|| config::find(paths.first().map_or(Path::new("."), PathBuf::as_path)));
+    match found {
+        None => Ok(Config::default()),
+        Some(path) => config::load(&path).map_err(|e| eprintln!("{:?}", miette::Report::new(*e))),
+    }
+}
+
+/// The catalog: built-in, the config's folders, then `--rules`.
+fn catalog_for(config: &Config, extra: &[PathBuf]) -> Option<Catalog> {
+    let dirs: Vec<PathBuf> = config.rules.iter().chain(extra).cloned().collect();
+    load_catalog(&dirs)
+}

@@ -1,0 +1,40 @@
+//! `lock-audit rules` and `lock-audit libraries`: what the tool knows.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::{emit, load_catalog};
+use crate::checks;
+
+pub(super) fn run() -> ExitCode {
+    let mut out = format!(
+        "{:<7} {:<22} {:<8} {}\n",
+        "code", "name", "severity", "fires when"
+    );
+    for r in checks::REGISTRY {
+        out.push_str(&format!(
+            "{:<7} {:<22} {:<8} {}\n",
+            r.code,
+            r.name,
+            r.severity.name(),
+            r.summary
+        ));
+    }
+    emit(&out);
+    ExitCode::SUCCESS
+}
+
+/// Every library of the catalog (markdown), or the prefilter's literals.
+pub(super) fn libraries(rules_dirs: &[PathBuf], triggers: bool) -> ExitCode {
+    match load_catalog(rules_dirs) {
+        Some(c) if triggers => {
+            emit(&format!("{}\n", c.triggers.join("\n")));
+            ExitCode::SUCCESS
+        }
+        Some(c) => {
+            emit(&c.libraries_markdown());
+            ExitCode::SUCCESS
+        }
+        None => ExitCode::from(2),
+    }
+}
