@@ -1,10 +1,10 @@
 //! Ruby as a [`NodeTable`]. `require 'redis'` is the import; a call with a
 //! `do ... end` / `{ }` block guards that block.
 
-use tree_sitter::Node;
+use tree_sitter::{Node, Tree};
 
 use super::node_text;
-use super::treesitter::{AssignShape, CallShape, NodeTable};
+use super::treesitter::{AssignShape, CallShape, Heredoc, NodeTable};
 use crate::model::{ExitKind, Import, Language, Param};
 
 pub static TABLE: NodeTable = NodeTable {
@@ -88,7 +88,10 @@ pub static TABLE: NodeTable = NodeTable {
     imports: |_: Node, _: &str, _: &mut Vec<Import>| {},
     import_calls: &["require", "require_relative"],
     params,
-    heredoc: Some(("heredoc_beginning", "heredoc_body")),
+    heredoc: Some(Heredoc {
+        marker: "heredoc_beginning",
+        bodies: heredoc_bodies,
+    }),
 };
 
 fn params(node: Node, src: &str) -> Vec<Param> {
@@ -104,6 +107,30 @@ fn params(node: Node, src: &str) -> Vec<Param> {
                 name: node_text(n, src).to_string(),
                 ty: None,
             });
+        }
+    }
+    out
+}
+
+/// The contents of every heredoc body, in order (one cursor pass). Ruby's
+/// grammar puts a heredoc's body after the line that uses it.
+fn heredoc_bodies(tree: &Tree, text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cursor = tree.walk();
+    'walk: loop {
+        let node = cursor.node();
+        if node.kind() == "heredoc_body" {
+            // The body's text ends with its terminator line (`LUA`): drop it.
+            let raw = &text[node.byte_range()];
+            let content = raw.trim_end().rsplit_once('\n').map_or("", |(c, _)| c);
+            out.push(content.to_string());
+        } else if cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
         }
     }
     out

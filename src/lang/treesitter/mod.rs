@@ -1,0 +1,376 @@
+//! One generic lowering from a tree-sitter tree into the [`FileModel`].
+//!
+//! Each tree-sitter language is a [`NodeTable`] (`lang/<language>.rs`): which
+//! node kinds are calls, members, strings, blocks... [`table::Roles`] turns it
+//! into one role per kind id. This walker visits the tree once, with a cursor
+//! and an explicit stack (no recursion, so 10,000-deep nesting cannot overflow
+//! the stack), building each node's value from its children's on the way back
+//! up: `expr.rs` lowers expressions, `stmt.rs` calls and statements, `text.rs`
+//! spells names. The only module that sees tree-sitter types.
+
+mod expr;
+mod stmt;
+mod table;
+mod text;
+
+pub use table::{AssignShape, CallShape, Fields, Heredoc, NodeTable};
+pub use text::{abbreviate, collapse_ws, MAX_TEXT};
+
+use tree_sitter::{Node, Parser, Tree};
+
+use table::{Opens, Role, Roles};
+
+use crate::model::{
+    Arg, Block, BlockId, Comment, Expr, FileModel, FuncId, Function, GuardKind, Span,
+};
+
+/// Expressions nested deeper than this are kept as opaque text: the checks
+/// never need them and deep `Box` chains would cost stack on drop.
+const MAX_EXPR_DEPTH: u32 = 48;
+
+/// What a finished node hands its parent.
+enum Lowered {
+    Expr(Expr, u32),
+    Arg(Arg),
+    /// An argument list: positionals and keywords in source order.
+    Args(Vec<Arg>),
+    Pair(Expr, Expr),
+    Nothing,
+}
+
+/// A finished child, under the field its parent holds it in.
+type Children = Vec<(Option<&'static str>, Lowered)>;
+
+struct Frame<'t> {
+    node: Node<'t>,
+    field: Option<&'static str>,
+    children: Children,
+    pushed_block: bool,
+    pushed_func: bool,
+    pushed_class: bool,
+}
+
+/// Parses `text` with `table`'s grammar, reusing the thread's parser and,
+/// when given, an old tree already edited to match `text`.
+pub fn parse(
+    parser: &mut Parser,
+    table: &NodeTable,
+    text: &str,
+    old: Option<&Tree>,
+) -> Result<Tree, String> {
+    parser
+        .set_language(&(table.grammar)())
+        .map_err(|e| format!("tree-sitter grammar error: {e}"))?;
+    parser
+        .parse(text, old)
+        .ok_or_else(|| "the parser gave up (timeout or cancellation)".into())
+}
+
+/// Lowers a parsed tree into the model.
+pub fn lower(table: &'static NodeTable, tree: &Tree, text: &str) -> FileModel {
+    let heredocs = match &table.heredoc {
+        Some(h) if text.contains("<<") => (h.bodies)(tree, text),
+        _ => Vec::new(),
+    };
+    let mut lw = Lowerer {
+        t: table,
+        roles: Roles::of(table),
+        src: text,
+        model: FileModel::new(table.language, Span::new(0, text.len())),
+        block_stack: vec![0],
+        func_stack: Vec::new(),
+        class_stack: Vec::new(),
+        heredocs: heredocs.into_iter(),
+    };
+    lw.walk(tree);
+    lw.model
+}
+
+struct Lowerer<'a> {
+    t: &'a NodeTable,
+    roles: &'static Roles,
+    src: &'a str,
+    model: FileModel,
+    block_stack: Vec<BlockId>,
+    func_stack: Vec<FuncId>,
+    class_stack: Vec<String>,
+    /// Heredoc bodies in source order, handed to their markers in the same order.
+    heredocs: std::vec::IntoIter<String>,
+}
+
+fn span(node: Node) -> Span {
+    Span::new(node.start_byte(), node.end_byte())
+}
+
+/// Takes the first child lowered under `field` out of `children`.
+fn take(children: &mut Children, field: &str) -> Option<Lowered> {
+    let i = children.iter().position(|(f, _)| *f == Some(field))?;
+    Some(children.remove(i).1)
+}
+
+fn take_expr(children: &mut Children, field: &str) -> Option<Expr> {
+    match take(children, field)? {
+        Lowered::Expr(e, _) => Some(e),
+        _ => None,
+    }
+}
+
+fn exprs(children: Children) -> Vec<Expr> {
+    children
+        .into_iter()
+        .filter_map(|(_, l)| match l {
+            Lowered::Expr(e, _) => Some(e),
+            _ => None,
+        })
+        .collect()
+}
+
+impl<'a> Lowerer<'a> {
+    fn walk(&mut self, tree: &Tree) {
+        let mut cursor = tree.walk();
+        let mut stack: Vec<Frame> = vec![self.enter(cursor.node(), None, None)];
+        loop {
+            if cursor.goto_first_child() {
+                let parent = stack.last().map(|f| f.node);
+                stack.push(self.enter(cursor.node(), cursor.field_name(), parent));
+                continue;
+            }
+            // The current node has no more children: finish it and its
+            // finished ancestors until a sibling is found.
+            loop {
+                let Some(frame) = stack.pop() else { return };
+                let field = frame.field;
+                let lowered = self.finish(frame);
+                if let Some(parent) = stack.last_mut() {
+                    parent.children.push((field, lowered));
+                }
+                if stack.is_empty() {
+                    return;
+                }
+                if cursor.goto_next_sibling() {
+                    let parent = stack.last().map(|f| f.node);
+                    stack.push(self.enter(cursor.node(), cursor.field_name(), parent));
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return;
+                }
+            }
+        }
+    }
+
+    fn current_func(&self) -> Option<FuncId> {
+        self.func_stack.last().copied()
+    }
+
+    fn push_block(&mut self, kind: GuardKind, span: Span) {
+        let id = self.model.blocks.len();
+        let parent = self.block_stack.last().copied();
+        self.model.blocks.push(Block {
+            id,
+            kind,
+            span,
+            parent,
+        });
+        self.block_stack.push(id);
+    }
+
+    fn name_of(&self, node: Node) -> Option<String> {
+        node.child_by_field_name("name")
+            .map(|n| self.src[n.byte_range()].to_string())
+    }
+
+    fn text(&self, node: Node) -> String {
+        abbreviate(&self.src[node.byte_range()])
+    }
+
+    /// Called when the walk first reaches `node`: opens scopes, records comments and imports.
+    fn enter<'t>(
+        &mut self,
+        node: Node<'t>,
+        field: Option<&'static str>,
+        parent: Option<Node<'t>>,
+    ) -> Frame<'t> {
+        let mut frame = Frame {
+            node,
+            field,
+            children: Vec::new(),
+            pushed_block: false,
+            pushed_func: false,
+            pushed_class: false,
+        };
+        if node.is_error() || node.is_missing() {
+            self.model.syntax_errors.push(span(node));
+        }
+        // Punctuation and keywords open nothing (about half of all nodes).
+        if !node.is_named() {
+            return frame;
+        }
+        let t = self.t;
+        let opens = self.roles.opens(node);
+        match opens {
+            Opens::Comment => {
+                let raw = &self.src[node.byte_range()];
+                let text = (t.comment_text)(raw).trim().to_string();
+                self.model.comments.push(Comment {
+                    text,
+                    span: span(node),
+                });
+            }
+            Opens::Import => (t.imports)(node, self.src, &mut self.model.imports),
+            Opens::Function => {
+                self.open_function(node);
+                frame.pushed_block = true;
+                frame.pushed_func = true;
+            }
+            Opens::Class => {
+                self.class_stack
+                    .push(self.name_of(node).unwrap_or_default());
+                frame.pushed_class = true;
+            }
+            Opens::Finally | Opens::Defer | Opens::Closure => {
+                let kind = match opens {
+                    Opens::Finally => GuardKind::Finally,
+                    Opens::Defer => GuardKind::Defer,
+                    _ => GuardKind::Closure,
+                };
+                self.push_block(kind, span(node));
+                frame.pushed_block = true;
+            }
+            Opens::Nothing => {
+                let guarded = parent.is_some_and(|p| {
+                    let parent_kind = self.roles.name(p);
+                    t.guarded_bodies
+                        .iter()
+                        .any(|(k, f)| *k == parent_kind && field == Some(*f))
+                });
+                if guarded {
+                    self.push_block(GuardKind::With, span(node));
+                    frame.pushed_block = true;
+                }
+            }
+        }
+        frame
+    }
+
+    /// A function: its qualified name, parameters (and Go receiver) and body block.
+    fn open_function(&mut self, node: Node) {
+        let name = self.name_of(node).unwrap_or_else(|| "<anonymous>".into());
+        let qualified = match self.class_stack.last() {
+            Some(class) => format!("{class}.{name}"),
+            None => name,
+        };
+        let mut params = Vec::new();
+        for f in ["receiver", "parameters"] {
+            if let Some(p) = node.child_by_field_name(f) {
+                params.extend((self.t.params)(p, self.src));
+            }
+        }
+        let id = self.model.functions.len();
+        let body = self.model.blocks.len();
+        self.push_block(GuardKind::Function, span(node));
+        self.model.functions.push(Function {
+            id,
+            name: qualified,
+            params,
+            span: span(node),
+            body,
+        });
+        self.func_stack.push(id);
+    }
+
+    /// Called when all of `node`'s children are finished: builds its value.
+    fn finish(&mut self, frame: Frame) -> Lowered {
+        let Frame {
+            node,
+            children,
+            pushed_block,
+            pushed_func,
+            pushed_class,
+            ..
+        } = frame;
+        if pushed_block {
+            self.block_stack.pop();
+        }
+        if pushed_func {
+            self.func_stack.pop();
+        }
+        if pushed_class {
+            self.class_stack.pop();
+        }
+        let role = self.roles.role(node);
+        if !node.is_named() || role == Role::Comment {
+            return Lowered::Nothing;
+        }
+        let sp = span(node);
+        let depth = children
+            .iter()
+            .map(|(_, l)| if let Lowered::Expr(_, d) = l { *d } else { 0 })
+            .max()
+            .unwrap_or(0)
+            + 1;
+        if depth > MAX_EXPR_DEPTH {
+            return Lowered::Expr(Expr::other(self.text(node), sp), depth);
+        }
+        let t = self.t;
+        match role {
+            Role::Call(i) => self.call(&t.calls[i], node, children, sp),
+            Role::Arguments => expr::arguments(children),
+            Role::KeywordArg(i) => self.keyword_arg(t.keyword_args[i], node, children),
+            Role::Pair(i) => self.pair(t.pairs[i], node, children),
+            Role::Member(i) => self.member(t.members[i], node, children, depth),
+            Role::Identifier
+            | Role::HeredocMarker
+            | Role::Str
+            | Role::Symbol
+            | Role::Number
+            | Role::True
+            | Role::False
+            | Role::Null => self.literal(role, node, depth),
+            Role::Collection { map } => self.collection(map, node, children, depth),
+            Role::Wrapper => self.wrapper(node, children, depth),
+            Role::FieldWrapper(i) => {
+                let (_, f) = t.field_wrappers[i];
+                self.field_wrapper(f, node, children, depth)
+            }
+            Role::Binary => self.binary(node, children, depth),
+            Role::Statements { list } => {
+                self.statements(list, node, &children);
+                Lowered::Nothing
+            }
+            Role::GuardItem => self.guard_item(children, sp),
+            Role::Assignment(i) => {
+                self.assign(&t.assignments[i], node, children, sp);
+                Lowered::Nothing
+            }
+            Role::AliasBinding => self.alias_binding(node, children, sp, depth),
+            Role::Conditional => {
+                self.conditional(children, sp);
+                Lowered::Nothing
+            }
+            Role::Exit(kind) => {
+                self.exit(kind, children, sp);
+                Lowered::Nothing
+            }
+            Role::Comment | Role::Other => {
+                if node.child_count() == 0 || text::is_expression_like(self.roles.name(node)) {
+                    self.expr(crate::model::ExprKind::Other, self.text(node), sp, depth)
+                } else {
+                    Lowered::Nothing
+                }
+            }
+        }
+    }
+
+    /// An expression value for the node at `sp`.
+    fn expr(&self, kind: crate::model::ExprKind, text: String, sp: Span, depth: u32) -> Lowered {
+        Lowered::Expr(
+            Expr {
+                kind,
+                text,
+                span: sp,
+            },
+            depth,
+        )
+    }
+}

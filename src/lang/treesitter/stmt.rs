@@ -1,0 +1,250 @@
+//! Calls and statements: assignments, statements that drop their values,
+//! guards, conditions and early exits.
+
+use tree_sitter::Node;
+
+use super::table::{AssignShape, CallShape};
+use super::text::{collapse_ws, split_callee};
+use super::{exprs, span, take, take_expr, Children, Lowered, Lowerer};
+use crate::model::{
+    Arg, Assign, Call, Conditional, Exit, ExitKind, Expr, ExprKind, Import, Span, Usage,
+};
+
+impl Lowerer<'_> {
+    pub(super) fn call(
+        &mut self,
+        shape: &CallShape,
+        node: Node,
+        mut children: Children,
+        sp: Span,
+    ) -> Lowered {
+        let args = match take(&mut children, shape.arguments) {
+            Some(Lowered::Args(args)) => args,
+            Some(Lowered::Expr(e, _)) => vec![Arg {
+                name: None,
+                value: e,
+            }],
+            _ => Vec::new(),
+        };
+        let has_block = shape
+            .block
+            .is_some_and(|b| node.child_by_field_name(b).is_some());
+        let (name, callee, receiver, name_span) = if let Some(f) = shape.function {
+            let Some(callee) = take_expr(&mut children, f) else {
+                return Lowered::Expr(Expr::other(self.text(node), sp), 1);
+            };
+            split_callee(callee)
+        } else {
+            let name_node = shape.name.and_then(|f| node.child_by_field_name(f));
+            let name = name_node
+                .map(|n| self.src[n.byte_range()].to_string())
+                .unwrap_or_default();
+            let name_span = name_node.map_or(sp, span);
+            match shape.receiver.and_then(|f| take_expr(&mut children, f)) {
+                Some(recv) => {
+                    let callee = format!("{}.{name}", recv.text);
+                    (name, callee, Some(Box::new(recv)), name_span)
+                }
+                None => (name.clone(), name, None, name_span),
+            }
+        };
+        // `new redis.Client(..)`: the callee is the type; its last segment is the name.
+        // Type arguments are not part of the name: `new DefaultRedisScript<>(..)`.
+        let callee = match callee.find('<') {
+            Some(i) if shape.constructor => callee[..i].to_string(),
+            _ => callee,
+        };
+        let name = if shape.constructor {
+            callee
+                .rsplit(['.', ':'])
+                .next()
+                .unwrap_or(&callee)
+                .to_string()
+        } else {
+            name
+        };
+        if self.t.import_calls.contains(&name.as_str()) {
+            if let Some(path) = args.first().and_then(|a| a.value.as_str()) {
+                self.model.imports.push(Import {
+                    path: path.to_string(),
+                    alias: None,
+                    span: sp,
+                });
+            }
+        }
+        let id = self.model.calls.len();
+        let text = self.text(node);
+        self.model.calls.push(Call {
+            id,
+            name,
+            callee: collapse_ws(&callee),
+            receiver: if shape.constructor { None } else { receiver },
+            args,
+            span: sp,
+            name_span,
+            func: self.current_func(),
+            block: self.block_stack.last().copied().unwrap_or(0),
+            usage: if has_block { Usage::Guard } else { Usage::Used },
+        });
+        Lowered::Expr(
+            Expr {
+                kind: ExprKind::Call(id),
+                text,
+                span: sp,
+            },
+            1,
+        )
+    }
+
+    pub(super) fn assign(
+        &mut self,
+        shape: &AssignShape,
+        node: Node,
+        mut children: Children,
+        sp: Span,
+    ) {
+        let Some(target_node) = node.child_by_field_name(shape.target) else {
+            return;
+        };
+        let mut target = collapse_ws(&self.src[target_node.byte_range()]);
+        let value = shape.value.and_then(|f| take_expr(&mut children, f));
+        let ty = shape.ty.and_then(|f| {
+            node.child_by_field_name(f)
+                .or_else(|| node.parent().and_then(|p| p.child_by_field_name(f)))
+                .map(|n| self.text(n))
+        });
+        // `ok, err := call()`: the call's usage names both; the assignment binds the first.
+        let all_targets = target.clone();
+        if let Some((first, _)) = target.split_once(',') {
+            target = first.trim().to_string();
+        }
+        let value = match value {
+            Some(v) => v,
+            None if ty.is_some() => Expr::other("", sp),
+            None => return,
+        };
+        if !matches!(value.kind, ExprKind::Other) || ty.is_some() {
+            self.set_usage(&value, Usage::Assigned(all_targets));
+        }
+        let func = self.current_func();
+        self.model.assigns.push(Assign {
+            target,
+            ty,
+            value,
+            span: sp,
+            func,
+        });
+    }
+
+    fn set_usage(&mut self, e: &Expr, usage: Usage) {
+        if let Some(id) = e.as_call() {
+            let call = &mut self.model.calls[id];
+            // A block-taking call stays a guard whatever its statement does with the result.
+            if call.usage != Usage::Guard {
+                call.usage = usage;
+            }
+        }
+    }
+
+    /// A statement drops its expression's value; in a statement list whose
+    /// last statement is its value (Ruby), that one is kept.
+    pub(super) fn statements(&mut self, list: bool, node: Node, children: &Children) {
+        let t = self.t;
+        let last = (t.implicit_return && list)
+            .then(|| {
+                let mut cursor = node.walk();
+                let last = node
+                    .named_children(&mut cursor)
+                    .filter(|c| !t.comments.contains(&c.kind()))
+                    .last();
+                last.map(span)
+            })
+            .flatten();
+        for (_, l) in children {
+            if let Lowered::Expr(e, _) = l {
+                if Some(e.span) != last {
+                    self.set_usage(e, Usage::Discarded);
+                }
+            }
+        }
+    }
+
+    /// `with lock as l:` / Java `try (var l = ...)`: the value guards the body.
+    pub(super) fn guard_item(&mut self, children: Children, sp: Span) -> Lowered {
+        for (_, l) in &children {
+            if let Lowered::Expr(e, _) = l {
+                self.set_usage(e, Usage::Guard);
+                if let Some(name) = e.as_name() {
+                    self.model.guard_names.push((name.to_string(), sp));
+                }
+            }
+        }
+        match children
+            .into_iter()
+            .find(|(_, l)| matches!(l, Lowered::Expr(..)))
+        {
+            Some((_, l)) => l,
+            None => Lowered::Nothing,
+        }
+    }
+
+    /// `value as name`: an assignment whose value is also the node's value.
+    pub(super) fn alias_binding(
+        &mut self,
+        node: Node,
+        children: Children,
+        sp: Span,
+        depth: u32,
+    ) -> Lowered {
+        let value = children.iter().find_map(|(f, l)| match (f, l) {
+            (None, Lowered::Expr(e, _)) => Some(e.clone()),
+            _ => None,
+        });
+        if let (Some(alias), Some(value)) = (node.child_by_field_name("alias"), value) {
+            let target = collapse_ws(&self.src[alias.byte_range()]);
+            let func = self.current_func();
+            self.model.assigns.push(Assign {
+                target,
+                ty: None,
+                value: value.clone(),
+                span: sp,
+                func,
+            });
+            return Lowered::Expr(value, depth);
+        }
+        Lowered::Nothing
+    }
+
+    /// A branching statement: its condition is tested.
+    pub(super) fn conditional(&mut self, mut children: Children, sp: Span) {
+        if let Some(cond) = take_expr(&mut children, "condition") {
+            self.set_usage(&cond, Usage::Tested);
+            let func = self.current_func();
+            let text = cond.text.clone();
+            self.model.conditionals.push(Conditional {
+                stmt: sp,
+                cond: cond.span,
+                text,
+                func,
+            });
+        }
+    }
+
+    /// `return` / `raise` / `break`; a returned call's result reaches the
+    /// caller, so it is not discarded.
+    pub(super) fn exit(&mut self, kind: ExitKind, children: Children, sp: Span) {
+        let value = exprs(children).into_iter().next();
+        let text = value.as_ref().map(|v| v.text.clone()).unwrap_or_default();
+        if let Some(v) = &value {
+            self.set_usage(v, Usage::Used);
+        }
+        let func = self.current_func();
+        self.model.exits.push(Exit {
+            kind,
+            span: sp,
+            func,
+            value: text,
+            operand: Span::default(),
+        });
+    }
+}
