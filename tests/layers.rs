@@ -167,3 +167,62 @@ fn an_upward_edge_is_caught() {
         ]
     );
 }
+
+fn all_sources() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&root, &root, &mut files);
+    assert!(files.len() > 50, "found the sources");
+    files
+}
+
+/// One job per module: no source file over 600 lines.
+#[test]
+fn no_source_file_is_over_600_lines() {
+    let long: Vec<String> = all_sources()
+        .iter()
+        .map(|(path, text)| (path, text.lines().count()))
+        .filter(|(_, n)| *n > 600)
+        .map(|(path, n)| format!("{path}: {n} lines"))
+        .collect();
+    assert!(long.is_empty(), "split these:\n{}", long.join("\n"));
+}
+
+/// Checks read facts from the model and the lock sites, never source text;
+/// and only `lang/` (with the model that names the languages and the
+/// catalog's display of them) branches on a language.
+#[test]
+fn language_knowledge_stays_in_lang() {
+    let mut bad = Vec::new();
+    for (path, text) in all_sources() {
+        for (i, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("//") {
+                continue;
+            }
+            if path.starts_with("checks/") && code.contains("fa.text") {
+                bad.push(format!("{path}:{}: a check reads source text", i + 1));
+            }
+            let outside =
+                !path.starts_with("lang/") && path != "model.rs" && !path.starts_with("catalog/");
+            let variant = [
+                "Python",
+                "Rust",
+                "Go",
+                "Java",
+                "JavaScript",
+                "TypeScript",
+                "Ruby",
+            ]
+            .iter()
+            .any(|v| code.contains(&format!("Language::{v}")));
+            if outside && variant {
+                bad.push(format!(
+                    "{path}:{}: branches on a language (ask lang::profile)",
+                    i + 1
+                ));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

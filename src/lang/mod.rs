@@ -11,7 +11,6 @@ pub mod python;
 mod reparse;
 pub mod ruby;
 pub mod rust;
-mod rust_edges;
 pub mod treesitter;
 
 use std::cell::RefCell;

@@ -39,6 +39,8 @@ pub struct Profile {
     pub duration_calls: &'static [(&'static str, f64)],
     /// A constructor taking a duration in the typed unit (`time.Duration(n)`).
     pub duration_casts: &'static [&'static str],
+    /// Files may be minified bundles (skipped unless asked for).
+    pub minified_bundles: bool,
 }
 
 const ALL_EXITS: &[ExitKind] = &[
@@ -66,6 +68,7 @@ static PYTHON: Profile = Profile {
     duration_names: &[],
     duration_calls: &[],
     duration_casts: &[],
+    minified_bundles: false,
 };
 
 static RUBY: Profile = Profile {
@@ -88,6 +91,7 @@ static RUBY: Profile = Profile {
         ("hours", 3_600_000.0),
     ],
     duration_casts: &[],
+    minified_bundles: false,
 };
 
 static JAVASCRIPT: Profile = Profile {
@@ -105,10 +109,12 @@ static JAVASCRIPT: Profile = Profile {
     duration_names: &[],
     duration_calls: &[],
     duration_casts: &[],
+    minified_bundles: true,
 };
 
 static JAVA: Profile = Profile {
     qualified_constants: true,
+    minified_bundles: false,
     self_names: &["this"],
     duration_calls: &[
         ("ofSeconds", 1000.0),
@@ -142,6 +148,7 @@ static GO: Profile = Profile {
     ],
     duration_calls: &[],
     duration_casts: &["Duration"],
+    minified_bundles: false,
 };
 
 static RUST: Profile = Profile {
@@ -165,6 +172,7 @@ static RUST: Profile = Profile {
         ("from_secs_f32", 1000.0),
     ],
     duration_casts: &[],
+    minified_bundles: false,
 };
 
 /// The profile of `language` (TypeScript shares JavaScript's).

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::config::Settings;
 use crate::discover::SourceFile;
-use crate::model::Language;
+use crate::lang::profile::profile;
 use crate::outcome::{Notice, NoticeKind};
 use crate::prefilter::Prefilter;
 
@@ -59,7 +59,7 @@ pub(super) fn read_text(
     if !prefilter.matches(&bytes) {
         return None;
     }
-    if !settings.include_minified && file.language.catalog_language() == Language::JavaScript {
+    if !settings.include_minified && profile(file.language).minified_bundles {
         if let Some(avg) = minified(&bytes) {
             notice(
                 NoticeKind::Skipped,
