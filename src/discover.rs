@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::lang;
+use crate::lang::profile::profile;
 use crate::model::Language;
 
 /// A file to scan.
@@ -47,33 +48,31 @@ fn rel_to(root: &Path, path: &Path) -> String {
     }
 }
 
-/// Test code by path: still read for wrappers and constants, but its findings
-/// and sites are not reported unless `--include-tests` (config `test-paths`
-/// replaces this list).
-pub const DEFAULT_TEST_PATHS: &[&str] = &[
+/// Test folders in any language; each language's own test file names come
+/// from its profile (`*_test.go`, `test_*.py`...). Test code is still read
+/// for wrappers and constants, but its findings and sites are not reported
+/// unless `--include-tests` (config `test-paths` replaces the whole list).
+const TEST_FOLDERS: &[&str] = &[
     "test/**",
     "tests/**",
     "spec/**",
     "__tests__/**",
     "testdata/**",
     "fixtures/**",
-    "*_test.go",
-    "test_*.py",
-    "*_test.py",
-    "*Test.java",
-    "*Tests.java",
-    "*_spec.rb",
-    "*.test.ts",
-    "*.test.tsx",
-    "*.test.js",
-    "*.test.jsx",
-    "*.test.mjs",
-    "*.spec.ts",
-    "*.spec.tsx",
-    "*.spec.js",
-    "*.spec.jsx",
-    "*.spec.mjs",
 ];
+
+/// The default test-code globs: the folders, then every language's files.
+pub fn default_test_globs() -> Vec<&'static str> {
+    let mut out = TEST_FOLDERS.to_vec();
+    for language in Language::ALL {
+        for glob in profile(language).test_files {
+            if !out.contains(glob) {
+                out.push(glob);
+            }
+        }
+    }
+    out
+}
 
 /// `patterns` as one set that matches a path or any suffix of it: `vendor/**`
 /// also matches `svc/vendor/x`. On a bad pattern, the pattern and the reason.
@@ -94,7 +93,7 @@ pub fn suffix_globs<S: AsRef<str>>(
 
 /// The default test-code globs (constant patterns: they always compile).
 pub fn default_test_paths() -> globset::GlobSet {
-    suffix_globs(DEFAULT_TEST_PATHS).unwrap_or_else(|_| globset::GlobSet::empty())
+    suffix_globs(&default_test_globs()).unwrap_or_else(|_| globset::GlobSet::empty())
 }
 
 /// Which walked files to keep: `include`/`exclude` globs from the config.

@@ -477,6 +477,18 @@ impl FileModel {
         }
     }
 
+    /// Records a block under `parent`; returns its id.
+    pub fn add_block(&mut self, kind: GuardKind, span: Span, parent: Option<BlockId>) -> BlockId {
+        let id = self.blocks.len();
+        self.blocks.push(Block {
+            id,
+            kind,
+            span,
+            parent,
+        });
+        id
+    }
+
     pub fn call(&self, id: CallId) -> &Call {
         &self.calls[id]
     }

@@ -272,6 +272,21 @@ fn missing_path_is_reported() {
         ));
 }
 
+/// Every rule is in the README's rules table with its name and severity.
+#[test]
+fn readme_rules_table_lists_every_rule() {
+    let readme = fs::read_to_string("README.md").unwrap();
+    for rule in lock_audit::checks::REGISTRY {
+        let row = format!(
+            "| {} | `{}` | {} |",
+            rule.code,
+            rule.name,
+            rule.severity.name()
+        );
+        assert!(readme.contains(&row), "README.md rules table lacks {row}");
+    }
+}
+
 /// The README's library table is `lock-audit libraries`; regenerate it with
 /// `UPDATE_README=1 cargo test readme_library_table`.
 #[test]

@@ -41,6 +41,8 @@ pub struct Profile {
     pub duration_casts: &'static [&'static str],
     /// Files may be minified bundles (skipped unless asked for).
     pub minified_bundles: bool,
+    /// Test files by name (globs), besides the test folders of any language.
+    pub test_files: &'static [&'static str],
 }
 
 const ALL_EXITS: &[ExitKind] = &[
@@ -68,6 +70,7 @@ static PYTHON: Profile = Profile {
     duration_names: &[],
     duration_calls: &[],
     duration_casts: &[],
+    test_files: &["test_*.py", "*_test.py"],
     minified_bundles: false,
 };
 
@@ -91,6 +94,7 @@ static RUBY: Profile = Profile {
         ("hours", 3_600_000.0),
     ],
     duration_casts: &[],
+    test_files: &["*_spec.rb"],
     minified_bundles: false,
 };
 
@@ -109,11 +113,24 @@ static JAVASCRIPT: Profile = Profile {
     duration_names: &[],
     duration_calls: &[],
     duration_casts: &[],
+    test_files: &[
+        "*.test.ts",
+        "*.test.tsx",
+        "*.test.js",
+        "*.test.jsx",
+        "*.test.mjs",
+        "*.spec.ts",
+        "*.spec.tsx",
+        "*.spec.js",
+        "*.spec.jsx",
+        "*.spec.mjs",
+    ],
     minified_bundles: true,
 };
 
 static JAVA: Profile = Profile {
     qualified_constants: true,
+    test_files: &["*Test.java", "*Tests.java"],
     minified_bundles: false,
     self_names: &["this"],
     duration_calls: &[
@@ -148,6 +165,7 @@ static GO: Profile = Profile {
     ],
     duration_calls: &[],
     duration_casts: &["Duration"],
+    test_files: &["*_test.go"],
     minified_bundles: false,
 };
 
@@ -172,6 +190,7 @@ static RUST: Profile = Profile {
         ("from_secs_f32", 1000.0),
     ],
     duration_casts: &[],
+    test_files: &[],
     minified_bundles: false,
 };
 

@@ -23,8 +23,8 @@ use syn::spanned::Spanned;
 use syn::visit::Visit;
 
 use crate::model::{
-    Arg, Block, BlockId, Call, CallId, Conditional, Exit, ExitKind, Expr, ExprKind, FileModel,
-    FuncId, Function, GuardKind, Import, Language, Param, Span, Usage,
+    Arg, BlockId, Call, CallId, Conditional, Exit, ExitKind, Expr, ExprKind, FileModel, FuncId,
+    Function, GuardKind, Import, Language, Param, Span, Usage,
 };
 use edges::span_of;
 
@@ -104,14 +104,9 @@ impl Lowerer<'_> {
     }
 
     fn with_block(&mut self, kind: GuardKind, span: Span, f: impl FnOnce(&mut Self)) {
-        let id = self.model.blocks.len();
-        let parent = self.blocks.last().copied();
-        self.model.blocks.push(Block {
-            id,
-            kind,
-            span,
-            parent,
-        });
+        let id = self
+            .model
+            .add_block(kind, span, self.blocks.last().copied());
         self.blocks.push(id);
         f(self);
         self.blocks.pop();

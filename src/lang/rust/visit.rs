@@ -77,30 +77,12 @@ impl<'ast> Visit<'ast> for Lowerer<'_> {
 
     fn visit_item_const(&mut self, c: &'ast syn::ItemConst) {
         visit::visit_item_const(self, c);
-        let value = self.expr(&c.expr);
-        let span = sp(c.span());
-        let (target, ty) = (c.ident.to_string(), Some(self.text_of(&c.ty)));
-        self.model.assigns.push(Assign {
-            target,
-            ty,
-            value,
-            span,
-            func: self.func(),
-        });
+        self.constant(&c.ident, &c.ty, &c.expr, sp(c.span()));
     }
 
     fn visit_item_static(&mut self, s: &'ast syn::ItemStatic) {
         visit::visit_item_static(self, s);
-        let value = self.expr(&s.expr);
-        let span = sp(s.span());
-        let (target, ty) = (s.ident.to_string(), Some(self.text_of(&s.ty)));
-        self.model.assigns.push(Assign {
-            target,
-            ty,
-            value,
-            span,
-            func: self.func(),
-        });
+        self.constant(&s.ident, &s.ty, &s.expr, sp(s.span()));
     }
 
     fn visit_local(&mut self, l: &'ast syn::Local) {
@@ -217,14 +199,7 @@ impl<'ast> Visit<'ast> for Lowerer<'_> {
             _ => None,
         }
         .unwrap_or_default();
-        let args = c
-            .args
-            .iter()
-            .map(|a| Arg {
-                name: None,
-                value: self.expr(a),
-            })
-            .collect();
+        let args = self.positional(&c.args);
         let name_span = span_of(&*c.func);
         self.record_call(span_of(c), name, callee, None, args, name_span);
     }
@@ -234,14 +209,7 @@ impl<'ast> Visit<'ast> for Lowerer<'_> {
         let receiver = self.expr(&m.receiver);
         let name = m.method.to_string();
         let callee = format!("{}.{}", receiver.text, name);
-        let args = m
-            .args
-            .iter()
-            .map(|a| Arg {
-                name: None,
-                value: self.expr(a),
-            })
-            .collect();
+        let args = self.positional(&m.args);
         let name_span = sp(m.method.span());
         self.record_call(span_of(m), name, callee, Some(receiver), args, name_span);
         // `.query::<()>(..)`: the reply is converted to `()`, i.e. thrown away.
@@ -258,5 +226,30 @@ impl<'ast> Visit<'ast> for Lowerer<'_> {
 
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
         self.macro_body(mac);
+    }
+}
+
+impl Lowerer<'_> {
+    /// A call's arguments (Rust has no keyword arguments).
+    fn positional<'e>(&self, args: impl IntoIterator<Item = &'e syn::Expr>) -> Vec<Arg> {
+        args.into_iter()
+            .map(|a| Arg {
+                name: None,
+                value: self.expr(a),
+            })
+            .collect()
+    }
+
+    /// A `const` or `static`: an assignment of its value to its name.
+    fn constant(&mut self, name: &syn::Ident, ty: &syn::Type, value: &syn::Expr, span: Span) {
+        let value = self.expr(value);
+        let (target, ty) = (name.to_string(), Some(self.text_of(ty)));
+        self.model.assigns.push(Assign {
+            target,
+            ty,
+            value,
+            span,
+            func: self.func(),
+        });
     }
 }

@@ -20,9 +20,7 @@ use tree_sitter::{Node, Parser, Tree};
 
 use table::{Opens, Role, Roles};
 
-use crate::model::{
-    Arg, Block, BlockId, Comment, Expr, FileModel, FuncId, Function, GuardKind, Span,
-};
+use crate::model::{Arg, BlockId, Comment, Expr, FileModel, FuncId, Function, GuardKind, Span};
 
 /// Expressions nested deeper than this are kept as opaque text: the checks
 /// never need them and deep `Box` chains would cost stack on drop.
@@ -164,14 +162,9 @@ impl<'a> Lowerer<'a> {
     }
 
     fn push_block(&mut self, kind: GuardKind, span: Span) {
-        let id = self.model.blocks.len();
-        let parent = self.block_stack.last().copied();
-        self.model.blocks.push(Block {
-            id,
-            kind,
-            span,
-            parent,
-        });
+        let id = self
+            .model
+            .add_block(kind, span, self.block_stack.last().copied());
         self.block_stack.push(id);
     }
 
