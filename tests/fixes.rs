@@ -100,8 +100,9 @@ fn unsafe_fixes_and_near_misses_are_left_alone() {
     let dir = tempfile::tempdir().unwrap();
     // The release is in another function (the owner is not in scope), the
     // owner is generated at the call, the SET carries an option the template
-    // would drop, and a BOM must survive the rewrite of the one safe fix.
-    let text = "\u{feff}import uuid\nimport redis\nr = redis.Redis()\n\ndef a(token):\n    r.set('lock:a', token, nx=True)\n\ndef b():\n    r.delete('lock:a')\n\ndef c():\n    r.set('lock:c', str(uuid.uuid4()), nx=True, get=True)\n    r.delete('lock:c')\n";
+    // would drop, a counter initialised with SETNX must not start to expire
+    // (its key names no lock), and a BOM must survive the one safe fix.
+    let text = "\u{feff}import uuid\nimport redis\nr = redis.Redis()\n\ndef a(token):\n    r.set('lock:a', token, nx=True)\n\ndef b():\n    r.delete('lock:a')\n\ndef c():\n    r.set('lock:c', str(uuid.uuid4()), nx=True, get=True)\n    r.delete('lock:c')\n\ndef d(page):\n    r.setnx(f'visits:{page}', 0)\n";
     let file = dir.path().join("near.py");
     fs::write(&file, text).unwrap();
     let (code, _, stderr) = lock_audit(dir.path(), &["--fix", "--exit-zero"]);

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::catalog::Catalog;
 use crate::model::{Expr, ExprKind, Span};
 
 /// The redis.io compare-and-delete release, the `{script}` of a template.
@@ -62,6 +63,13 @@ pub fn repeatable(owner: &Expr) -> bool {
                 .chars()
                 .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '@' | '$'))
             && !e.text.starts_with(|c: char| c.is_ascii_digit()))
+}
+
+/// Does the key name a lock (`lock:job:1`, `JOB_LOCK`)? A rewrite is applied
+/// unattended only then: a `SET NX` marker or counter taken for a lock must
+/// not be given an expiry behind its owner's back.
+pub fn names_a_lock(catalog: &Catalog, key: &Expr, resolved: &str) -> bool {
+    crate::sites::lock_words(catalog, &[&key.text, resolved]).is_some()
 }
 
 /// Applies `fixes` to `text`, in order of position; a fix overlapping one

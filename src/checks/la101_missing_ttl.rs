@@ -70,7 +70,8 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
 
 /// The acquisition rebuilt by the library's `expiry` template: only a plain
 /// `SET key value NX` / `SETNX key value` whose every argument the template
-/// writes again (the key, the value, the NX flag).
+/// writes again (the key, the value, the NX flag). Safe when the key names a
+/// lock: a counter or marker set with NX must not start to expire unasked.
 fn add_expiry(fa: &FileAnalysis, site: &LockSite) -> Option<Fix> {
     let template = fa.catalog.library(&site.library)?.fixes.expiry.as_deref()?;
     let (key, value) = (site.key.as_ref()?, site.owner.as_ref()?);
@@ -94,10 +95,11 @@ fn add_expiry(fa: &FileAnalysis, site: &LockSite) -> Option<Fix> {
             ("value", &value.text),
         ],
     );
+    let safe = fix::names_a_lock(fa.catalog, key, &site.key_text);
     Some(Fix::replace(
         "Add a 30 s expiry to the acquisition (adjust it to the work's duration)",
         call.span,
         text,
-        true,
+        safe,
     ))
 }

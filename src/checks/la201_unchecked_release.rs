@@ -77,9 +77,10 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
 }
 
 /// The release rewritten by the library's `owner-checked-release` template.
-/// Safe when the owner value the lock was taken with can be named again here
-/// (a variable or field, acquired in the same function); otherwise the
-/// placeholder `token` is left for the user to replace.
+/// Safe when the key names a lock and the owner value it was taken with can
+/// be named again here (a variable or field, acquired in the same function);
+/// otherwise the placeholder `token` may be left for the user to replace,
+/// and the fix is only offered in the editor.
 fn compare_and_delete(fa: &FileAnalysis, rel: &Release) -> Option<Fix> {
     let library = fa.catalog.library(&rel.library)?;
     let template = library.fixes.owner_checked_release.as_deref()?;
@@ -112,5 +113,6 @@ fn compare_and_delete(fa: &FileAnalysis, rel: &Release) -> Option<Fix> {
         ),
         None => "Release with compare-and-delete (replace `token` with the owner value)".into(),
     };
-    Some(Fix::replace(title, call.span, text, owner.is_some()))
+    let safe = owner.is_some() && fix::names_a_lock(fa.catalog, key, &rel.key_text);
+    Some(Fix::replace(title, call.span, text, safe))
 }

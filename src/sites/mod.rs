@@ -557,7 +557,7 @@ pub fn add_wrapper_calls(
 }
 
 /// The first catalog lock word found in any of `texts`.
-fn lock_words(catalog: &Catalog, texts: &[&str]) -> Option<String> {
+pub fn lock_words(catalog: &Catalog, texts: &[&str]) -> Option<String> {
     texts
         .iter()
         .flat_map(|t| resolve::words(t))
