@@ -2,9 +2,11 @@
 //! only new ones afterwards (`--baseline FILE`). A finding is identified by
 //! its rule, its path and the text of its line (not the line number), with
 //! an occurrence count for identical lines: unrelated edits that shift lines
-//! keep it matched. Entries that match nothing any more are reported as stale.
+//! keep it matched. Paths are relative to the project root, so a baseline
+//! matches whatever folder or files are scanned; entries of files the scan did
+//! not cover are kept (by `--write-baseline`) and never called stale.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -54,10 +56,17 @@ fn fingerprints(report: &Report) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// Writes every finding of `report` to `path`.
+/// Writes every finding of `report` to `path`, keeping the entries an
+/// existing baseline there has for files this scan did not cover.
 pub fn write(report: &Report, path: &Path) -> std::io::Result<()> {
     let prints = fingerprints(report);
-    let mut findings = Vec::new();
+    let scanned: HashSet<&str> = report.scanned.iter().map(String::as_str).collect();
+    let mut findings: Vec<Entry> = read(path)
+        .map(|old| old.findings)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|e| !scanned.contains(e.path.as_str()))
+        .collect();
     for (file, prints) in report.files.iter().zip(prints) {
         for (f, fingerprint) in file.findings.iter().zip(prints) {
             findings.push(Entry {
@@ -68,6 +77,7 @@ pub fn write(report: &Report, path: &Path) -> std::io::Result<()> {
             });
         }
     }
+    findings.sort_by(|a, b| (&a.path, &a.code).cmp(&(&b.path, &b.code)));
     let text = serde_json::to_string_pretty(&BaselineFile {
         version: 1,
         findings,
@@ -83,8 +93,14 @@ pub fn apply(report: &mut Report, path: &Path) -> Result<(usize, usize), String>
         .map_err(|e| format!("cannot read baseline {}: {e}", path.display()))?;
     let base: BaselineFile = serde_json::from_str(&text)
         .map_err(|e| format!("invalid baseline {}: {e}", path.display()))?;
+    // Entries of files outside this scan are neither matched nor stale.
+    let scanned: HashSet<&str> = report.scanned.iter().map(String::as_str).collect();
     let mut remaining: HashMap<(String, String, String), usize> = HashMap::new();
-    for e in base.findings {
+    for e in base
+        .findings
+        .into_iter()
+        .filter(|e| scanned.contains(e.path.as_str()))
+    {
         *remaining
             .entry((e.code, e.path, e.fingerprint))
             .or_default() += 1;
@@ -109,4 +125,9 @@ pub fn apply(report: &mut Report, path: &Path) -> Result<(usize, usize), String>
     report.summary.findings -= dropped;
     let stale = remaining.values().sum();
     Ok((dropped, stale))
+}
+
+/// The baseline at `path`, if there is a readable one.
+fn read(path: &Path) -> Option<BaselineFile> {
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
 }

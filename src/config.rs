@@ -14,7 +14,7 @@ use crate::catalog::raw::ClassName;
 use crate::checks;
 use crate::checks::{FailOn, Rule, Severity};
 use crate::discover;
-use crate::error::YamlError;
+use crate::error::{closest, with_suggestion, YamlError, CONFIG_HELP};
 use crate::sites::classify::ClassifyRule;
 use crate::sites::Class;
 
@@ -53,6 +53,27 @@ struct RawConfig {
     /// Settings for some paths only: `{path: "tests/**", ignore: [LA101]}`.
     #[serde(default)]
     overrides: Vec<RawOverride>,
+    /// Skip virtualenvs, `site-packages` and `node_modules` (default true).
+    default_excludes: Option<bool>,
+}
+
+/// A Cargo manifest, read only for `[package|workspace.metadata.lock-audit]`
+/// (parsed from the text so that an error points at the key).
+#[derive(Deserialize)]
+struct Manifest {
+    package: Option<ManifestSection>,
+    workspace: Option<ManifestSection>,
+}
+
+#[derive(Deserialize)]
+struct ManifestSection {
+    metadata: Option<ManifestMetadata>,
+}
+
+#[derive(Deserialize)]
+struct ManifestMetadata {
+    #[serde(rename = "lock-audit")]
+    lock_audit: Option<RawConfig>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -68,6 +89,8 @@ struct RawOverride {
 /// Per-path settings: rules ignored and severities changed under a glob.
 #[derive(Debug, Clone)]
 pub struct Override {
+    /// The glob as written.
+    pub pattern: String,
     pub path: GlobSet,
     pub ignore: Vec<&'static str>,
     pub severity: Vec<(&'static str, Severity)>,
@@ -105,7 +128,11 @@ pub struct Config {
     pub severity: Vec<(&'static str, Severity)>,
     pub include: Option<GlobSet>,
     pub exclude: Option<GlobSet>,
+    /// `include` / `exclude` as written.
+    pub include_patterns: Vec<String>,
+    pub exclude_patterns: Vec<String>,
     pub overrides: Vec<Override>,
+    pub default_excludes: Option<bool>,
 }
 
 /// The config file for `start`: the nearest `lock-audit.yaml` in it or a
@@ -157,31 +184,40 @@ pub fn parse(path: &Path, shown: &str, src: &str) -> Result<Config, Box<YamlErro
     let (shown, src) = (shown.to_string(), src.to_string());
     let raw: RawConfig = if path.file_name().is_some_and(|n| n == "Cargo.toml") {
         // `[package.metadata.lock-audit]`: the same keys, in TOML.
-        let table = cargo_table(path).unwrap_or(toml::Value::Table(Default::default()));
-        table.try_into().map_err(|e: toml::de::Error| {
-            Box::new(YamlError::about(
-                &shown,
-                &src,
-                "lock-audit",
-                format!("in [*.metadata.lock-audit]: {e}"),
-            ))
-        })?
+        let manifest: Manifest = toml::from_str(&src).map_err(|e| {
+            let at = e.span().map_or(0, |s| s.start);
+            let msg = with_suggestion(format!("in [*.metadata.lock-audit]: {}", e.message()));
+            Box::new(YamlError::at(&shown, &src, at, msg, CONFIG_HELP))
+        })?;
+        [manifest.package, manifest.workspace]
+            .into_iter()
+            .flatten()
+            .find_map(|s| s.metadata?.lock_audit)
+            .unwrap_or_default()
     } else if src.trim().is_empty() {
         RawConfig::default()
     } else {
-        serde_yaml::from_str(&src).map_err(|e| Box::new(YamlError::from_serde(&shown, &src, &e)))?
+        serde_yaml::from_str(&src)
+            .map_err(|e| Box::new(YamlError::from_serde(&shown, &src, &e).help(CONFIG_HELP)))?
     };
+    // A misspelt rule is an error here, where the file and line are known.
+    for id in raw.select.iter().chain(&raw.ignore) {
+        rule_code(id, "select` / `ignore", &shown, &src)?;
+    }
     let base = path.parent().unwrap_or(Path::new("."));
     let glob = |pattern: &str| {
         Glob::new(pattern)
             .map(|g| g.compile_matcher())
             .map_err(|e| {
-                Box::new(YamlError::about(
-                    &shown,
-                    &src,
-                    pattern,
-                    format!("invalid glob `{pattern}`: {e}"),
-                ))
+                Box::new(
+                    YamlError::about(
+                        &shown,
+                        &src,
+                        pattern,
+                        format!("invalid glob `{pattern}`: {e}"),
+                    )
+                    .help(CONFIG_HELP),
+                )
             })
     };
     let mut classify = Vec::new();
@@ -199,7 +235,9 @@ pub fn parse(path: &Path, shown: &str, src: &str) -> Result<Config, Box<YamlErro
                 "classify entry {} needs at least one of `key`, `path`, `function`",
                 i + 1
             );
-            return Err(Box::new(YamlError::about(&shown, &src, "classify", msg)));
+            return Err(Box::new(
+                YamlError::about(&shown, &src, "classify", msg).help(CONFIG_HELP),
+            ));
         }
         let reason = c
             .reason
@@ -231,17 +269,9 @@ pub fn parse(path: &Path, shown: &str, src: &str) -> Result<Config, Box<YamlErro
     let exclude = globset(&raw.exclude, &shown, &src)?;
     let mut overrides = Vec::new();
     for o in &raw.overrides {
-        let rule = |id: &String| {
-            crate::checks::lookup(id).map(|r| r.code).ok_or_else(|| {
-                Box::new(YamlError::about(
-                    &shown,
-                    &src,
-                    id,
-                    format!("unknown rule `{id}` in `overrides`"),
-                ))
-            })
-        };
+        let rule = |id: &String| rule_code(id, "overrides", &shown, &src);
         overrides.push(Override {
+            pattern: o.path.clone(),
             path: globset(std::slice::from_ref(&o.path), &shown, &src)?.unwrap_or_default(),
             ignore: o.ignore.iter().map(rule).collect::<Result<_, _>>()?,
             severity: o
@@ -270,6 +300,9 @@ pub fn parse(path: &Path, shown: &str, src: &str) -> Result<Config, Box<YamlErro
         include,
         exclude,
         overrides,
+        include_patterns: raw.include.clone(),
+        exclude_patterns: raw.exclude.clone(),
+        default_excludes: raw.default_excludes,
     })
 }
 
@@ -280,16 +313,22 @@ fn severities(
 ) -> Result<Vec<(&'static str, Severity)>, Box<YamlError>> {
     raw.severity
         .iter()
-        .map(|(id, s)| match crate::checks::lookup(id) {
-            Some(rule) => Ok((rule.code, *s)),
-            None => Err(Box::new(YamlError::about(
-                shown,
-                src,
-                id,
-                format!("unknown rule `{id}` in `severity`"),
-            ))),
-        })
+        .map(|(id, s)| rule_code(id, "severity", shown, src).map(|code| (code, *s)))
         .collect()
+}
+
+/// The code of rule `id` (a code or a name), or an error at its line in the
+/// config with the nearest rule's name.
+fn rule_code(id: &str, key: &str, shown: &str, src: &str) -> Result<&'static str, Box<YamlError>> {
+    if let Some(rule) = checks::lookup(id.trim()) {
+        return Ok(rule.code);
+    }
+    let names = checks::REGISTRY.iter().flat_map(|r| [r.code, r.name]);
+    let hint = closest(id, names).map_or(String::new(), |n| format!("; did you mean `{n}`?"));
+    let msg = format!("unknown rule `{id}` in `{key}`{hint} (`lock-audit rules` lists them)");
+    Err(Box::new(
+        YamlError::about(shown, src, id, msg).help(CONFIG_HELP),
+    ))
 }
 
 /// Patterns match the path as walked, or any suffix of it (`vendor/**`).
@@ -300,12 +339,10 @@ fn globset(patterns: &[String], shown: &str, src: &str) -> Result<Option<GlobSet
     crate::discover::suffix_globs(patterns)
         .map(Some)
         .map_err(|(p, e)| {
-            Box::new(YamlError::about(
-                shown,
-                src,
-                &p,
-                format!("invalid glob `{p}`: {e}"),
-            ))
+            Box::new(
+                YamlError::about(shown, src, &p, format!("invalid glob `{p}`: {e}"))
+                    .help(CONFIG_HELP),
+            )
         })
 }
 
@@ -327,6 +364,8 @@ pub struct Settings {
     pub require_reason: bool,
     /// Severity overrides per rule code.
     pub severity: Vec<(&'static str, Severity)>,
+    /// Catalog folders besides the built-in one (config `rules:`, `--rules`).
+    pub rule_folders: Vec<PathBuf>,
     /// `include` / `exclude` globs.
     pub paths: discover::PathFilter,
     /// Per-path rule settings.
@@ -346,6 +385,7 @@ impl Default for Settings {
             classify: Vec::new(),
             require_reason: true,
             severity: Vec::new(),
+            rule_folders: Vec::new(),
             paths: discover::PathFilter::default(),
             overrides: Vec::new(),
             cache: None,
@@ -387,9 +427,14 @@ pub fn settings_from(config: Config, force_exclude: bool) -> Settings {
             .unwrap_or_else(discover::default_test_paths),
         severity: config.severity,
         overrides: config.overrides,
+        rule_folders: config.rules,
         paths: discover::PathFilter {
+            root: discover::absolute(Path::new("")),
             include: config.include,
             exclude: config.exclude,
+            include_patterns: config.include_patterns,
+            exclude_patterns: config.exclude_patterns,
+            default_excludes: config.default_excludes.unwrap_or(true),
             force_exclude,
             shard: None,
         },

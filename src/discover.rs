@@ -37,9 +37,59 @@ fn head(path: &Path) -> Vec<u8> {
     buf
 }
 
-fn rel_to(root: &Path, path: &Path) -> String {
-    let rel = path.strip_prefix(root).unwrap_or(path);
+/// `path` made absolute against the working directory, with `.` and `..`
+/// resolved lexically (symlinks are not followed: the path stays the one the
+/// user wrote).
+pub fn absolute(path: &Path) -> PathBuf {
+    let joined = if path.as_os_str().is_empty() {
+        std::env::current_dir().unwrap_or_default()
+    } else {
+        std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+    };
+    let mut out = PathBuf::new();
+    for c in joined.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The top of the git work tree holding `path`, if any.
+pub fn git_top(path: &Path) -> Option<PathBuf> {
+    let start = absolute(path);
+    start
+        .ancestors()
+        .find(|dir| dir.join(".git").exists())
+        .map(Path::to_path_buf)
+}
+
+/// The project root every machine-readable path is relative to: the config
+/// file's folder, else the top of the git work tree holding `first`, else
+/// the working directory.
+pub fn project_root(config: Option<&Path>, first: &Path) -> PathBuf {
+    config
+        .map(|c| absolute(c.parent().unwrap_or(Path::new(""))))
+        .or_else(|| git_top(first))
+        .unwrap_or_else(|| absolute(Path::new("")))
+}
+
+/// `path` relative to `root` with `/` separators (as written when it is
+/// outside `root`).
+pub fn rel_to(root: &Path, path: &Path) -> String {
+    let abs = absolute(path);
+    let root = if root.is_absolute() {
+        root.to_path_buf()
+    } else {
+        absolute(root)
+    };
+    let rel = abs.strip_prefix(&root).unwrap_or(path);
     let s = rel.to_string_lossy().replace('\\', "/");
+    let s = s.strip_prefix("./").map(str::to_string).unwrap_or(s);
     if s.is_empty() {
         path.file_name()
             .map_or(s, |n| n.to_string_lossy().into_owned())
@@ -96,28 +146,67 @@ pub fn default_test_paths() -> globset::GlobSet {
     suffix_globs(&default_test_globs()).unwrap_or_else(|_| globset::GlobSet::empty())
 }
 
-/// Which walked files to keep: `include`/`exclude` globs from the config.
-#[derive(Debug, Clone, Default)]
+/// Which walked files to keep: `include`/`exclude` globs from the config,
+/// matched against the path relative to the project root.
+#[derive(Debug, Clone)]
 pub struct PathFilter {
+    /// The project root (see [`project_root`]); empty: the working directory.
+    pub root: PathBuf,
     pub include: Option<globset::GlobSet>,
     pub exclude: Option<globset::GlobSet>,
+    /// The globs as written (`--show-settings`).
+    pub include_patterns: Vec<String>,
+    pub exclude_patterns: Vec<String>,
+    /// Skip virtualenvs, `site-packages` and `node_modules` even when no
+    /// ignore file does (config `default-excludes: false` turns it off).
+    pub default_excludes: bool,
     /// Apply `exclude` to files named on the command line too (pre-commit).
     pub force_exclude: bool,
     /// `(K, N)`: keep only files whose path hashes to shard K of N.
     pub shard: Option<(u64, u64)>,
 }
 
+impl Default for PathFilter {
+    fn default() -> Self {
+        PathFilter {
+            root: absolute(Path::new("")),
+            include: None,
+            exclude: None,
+            include_patterns: Vec::new(),
+            exclude_patterns: Vec::new(),
+            default_excludes: true,
+            force_exclude: false,
+            shard: None,
+        }
+    }
+}
+
 impl PathFilter {
     /// Would a walk (`explicit` = named on the command line) analyse `path`?
     pub fn keeps(&self, path: &Path, explicit: bool) -> bool {
-        let excluded = self.exclude.as_ref().is_some_and(|g| g.is_match(path));
-        let included = self.include.as_ref().is_none_or(|g| g.is_match(path));
+        let rel = self.rel(path);
+        let rel = Path::new(&rel);
+        let excluded = self.exclude.as_ref().is_some_and(|g| g.is_match(rel));
+        let included = self.include.as_ref().is_none_or(|g| g.is_match(rel));
         if explicit {
             !(self.force_exclude && excluded)
         } else {
             included && !excluded
         }
     }
+
+    /// `path` relative to the project root.
+    pub fn rel(&self, path: &Path) -> String {
+        rel_to(&self.root, path)
+    }
+}
+
+/// A folder of installed third-party code: a virtualenv (it holds
+/// `pyvenv.cfg`, whatever its name), `site-packages`, `node_modules`.
+fn third_party(dir: &Path) -> bool {
+    dir.file_name()
+        .is_some_and(|n| n == "site-packages" || n == "node_modules")
+        || dir.join("pyvenv.cfg").is_file()
 }
 
 /// A stable hash of a path (FNV-1a), for sharding.
@@ -144,7 +233,7 @@ pub fn discover(roots: &[PathBuf], filter: &PathFilter) -> (Vec<SourceFile>, Vec
             match language {
                 Some(language) => files.push(SourceFile {
                     path: root.clone(),
-                    rel: rel_to(root.parent().unwrap_or(root), root),
+                    rel: filter.rel(root),
                     language,
                 }),
                 None => errors.push(WalkError {
@@ -184,6 +273,14 @@ fn walk(root: &Path, filter: &PathFilter) -> (Vec<SourceFile>, Vec<WalkError>) {
         .git_ignore(true)
         .require_git(false)
         .follow_links(false)
+        .filter_entry({
+            let defaults = filter.default_excludes;
+            move |e| {
+                // A folder named on the command line is scanned whatever it is.
+                let dir = e.depth() > 0 && e.file_type().is_some_and(|t| t.is_dir());
+                !(defaults && dir && third_party(e.path()))
+            }
+        })
         .build_parallel()
         .run(|| {
             Box::new(|entry| {
@@ -196,7 +293,7 @@ fn walk(root: &Path, filter: &PathFilter) -> (Vec<SourceFile>, Vec<WalkError>) {
                             if let Some(language) = lang::detect(path, &h) {
                                 let file = SourceFile {
                                     path: path.to_path_buf(),
-                                    rel: rel_to(root, path),
+                                    rel: filter.rel(path),
                                     language,
                                 };
                                 if let Ok(mut files) = files.lock() {

@@ -52,24 +52,75 @@ impl YamlError {
             .next()
             .unwrap_or(&message)
             .to_string();
-        YamlError::at(
-            path,
-            src,
-            offset,
-            message,
-            "see rules/README.md for the schema",
-        )
+        YamlError::at(path, src, offset, with_suggestion(message), CATALOG_HELP)
+    }
+
+    /// The same error with another help line.
+    pub fn help(self, text: &str) -> Self {
+        match self {
+            YamlError::Invalid {
+                path,
+                line,
+                message,
+                src,
+                span,
+                ..
+            } => YamlError::Invalid {
+                path,
+                line,
+                message,
+                help: text.to_string(),
+                src,
+                span,
+            },
+            io => io,
+        }
     }
 
     /// An error about a value: points at its first occurrence in the file.
     pub fn about(path: &str, src: &str, needle: &str, message: String) -> Self {
         let offset = src.find(needle).unwrap_or(0);
-        YamlError::at(
-            path,
-            src,
-            offset,
-            message,
-            "see rules/README.md for the schema",
-        )
+        YamlError::at(path, src, offset, message, CATALOG_HELP)
     }
+}
+
+/// Where the installed binary documents the catalog's and the config's keys.
+pub const CATALOG_HELP: &str = "`lock-audit explain catalog` prints every key of rules/*.yaml";
+pub const CONFIG_HELP: &str =
+    "`lock-audit explain config` prints every key of lock-audit.yaml, with examples";
+
+/// serde's "unknown field `exlude`, expected one of `a`, `b`" (or variant)
+/// with "; did you mean `exclude`?" when one expected name is close.
+pub fn with_suggestion(message: String) -> String {
+    let Some(rest) = message
+        .split_once("unknown field `")
+        .or_else(|| message.split_once("unknown variant `"))
+        .map(|(_, r)| r)
+    else {
+        return message;
+    };
+    let Some((given, expected)) = rest.split_once('`') else {
+        return message;
+    };
+    let candidates = expected.split('`').skip(1).step_by(2);
+    match closest(given, candidates) {
+        Some(best) => format!("{message}; did you mean `{best}`?"),
+        None => message,
+    }
+}
+
+/// The candidate nearest to `given` by edit distance, if it is near enough
+/// to be a typo.
+pub fn closest<'c>(given: &str, candidates: impl IntoIterator<Item = &'c str>) -> Option<&'c str> {
+    candidates
+        .into_iter()
+        .map(|c| {
+            (
+                strsim::damerau_levenshtein(&given.to_ascii_lowercase(), &c.to_ascii_lowercase()),
+                c,
+            )
+        })
+        .filter(|(d, c)| *d <= 2.max(c.len() / 4) && *d < c.len())
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
 }

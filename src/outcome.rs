@@ -31,7 +31,8 @@ pub struct Notice {
 pub struct FileResult {
     /// The path as walked (relative to the working directory when the root was).
     pub path: String,
-    /// The path relative to its scan root.
+    /// The path relative to the project root (`/` separators): what every
+    /// machine-readable format and the baseline use.
     pub rel: String,
     pub language: model::Language,
     /// Not cached: the cache restores it from the file just read.
@@ -86,6 +87,11 @@ pub struct Summary {
 
 #[derive(Debug, Clone, Default)]
 pub struct Report {
+    /// The project root the `rel` paths are relative to (absolute).
+    pub root: std::path::PathBuf,
+    /// Every file scanned, by project-relative path (a baseline's entries
+    /// of other files are neither stale nor dropped).
+    pub scanned: Vec<String>,
     /// Files with at least one finding or lock site, sorted by path.
     pub files: Vec<FileResult>,
     pub notices: Vec<Notice>,

@@ -20,34 +20,105 @@ struct Allow {
     used: bool,
 }
 
-/// `allow(LA201, unchecked-release, reason="...")` → (ids, has reason).
-fn parse_args(inner: &str) -> (Vec<String>, bool) {
-    let mut ids = Vec::new();
-    let mut reason = false;
-    for part in inner.split(',') {
-        let part = part.trim();
-        if let Some(r) = part.strip_prefix("reason") {
-            let value = r
-                .trim_start()
-                .trim_start_matches('=')
-                .trim()
-                .trim_matches(['"', '\'']);
-            reason |= !value.trim().is_empty();
-        } else if !part.is_empty() {
-            ids.push(part.to_string());
-        }
-    }
-    (ids, reason)
+/// A `lock-audit:` comment that is not one of the directives, and what was
+/// expected instead.
+struct Malformed {
+    span: Span,
+    problem: String,
 }
 
-fn parse(comment: &Comment, text: &str, index: &LineIndex) -> Option<Allow> {
+/// The forms a `lock-audit:` comment may take.
+const EXPECTED: &str = "expected `allow(CODE, reason=\"...\")`, `allow-file(CODE, reason=\"...\")`, `correctness` or `efficiency`";
+
+/// `LA201, unchecked-release, reason="a, b (c)"` split at the commas outside
+/// quotes, and the text after the closing parenthesis outside quotes; `None`
+/// when the parenthesis or a quote is never closed.
+fn split_args(after_open: &str) -> Option<(Vec<&str>, &str)> {
+    let mut parts = Vec::new();
+    let (mut start, mut quote) = (0, None);
+    for (i, c) in after_open.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, ',') => {
+                parts.push(&after_open[start..i]);
+                start = i + 1;
+            }
+            (None, ')') => {
+                parts.push(&after_open[start..i]);
+                return Some((parts, &after_open[i + 1..]));
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `allow(LA201, unchecked-release, reason="...")` → (ids, has reason).
+fn parse_args(parts: &[&str]) -> Result<(Vec<String>, bool), String> {
+    let mut ids = Vec::new();
+    let mut reason = false;
+    for part in parts.iter().map(|p| p.trim()).filter(|p| !p.is_empty()) {
+        if let Some(r) = part.strip_prefix("reason") {
+            let value = r.trim_start().strip_prefix('=').map(str::trim);
+            let unquoted = value.and_then(|v| {
+                let q = v.chars().next().filter(|c| matches!(c, '"' | '\''))?;
+                v.strip_prefix(q)?.strip_suffix(q)
+            });
+            match unquoted {
+                Some(v) => reason |= !v.trim().is_empty(),
+                None => return Err(format!("`{part}`: write the reason as reason=\"...\"")),
+            }
+        } else if part
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            ids.push(part.to_string());
+        } else {
+            return Err(format!("`{part}` is not a rule code or name"));
+        }
+    }
+    if ids.is_empty() {
+        return Err("no rule named: allow(CODE, reason=\"...\")".into());
+    }
+    Ok((ids, reason))
+}
+
+/// A `lock-audit:` comment: a suppression, a class annotation (read by
+/// `sites`), or a malformed directive.
+fn parse(comment: &Comment, text: &str, index: &LineIndex) -> Option<Result<Allow, Malformed>> {
     let rest = comment.text.split("lock-audit:").nth(1)?.trim_start();
-    let (file_wide, rest) = match rest.strip_prefix("allow-file(") {
-        Some(r) => (true, r),
-        None => (false, rest.strip_prefix("allow(")?),
+    let malformed = |problem: String| {
+        Some(Err(Malformed {
+            span: comment.span,
+            problem,
+        }))
     };
-    let inner = rest.rsplit_once(')').map_or(rest, |(i, _)| i);
-    let (ids, reason) = parse_args(inner);
+    if ["correctness", "efficiency"].iter().any(|w| {
+        rest.strip_prefix(w)
+            .is_some_and(|r| !r.starts_with(|c: char| c.is_alphanumeric()))
+    }) {
+        return None;
+    }
+    let (file_wide, after) = if let Some(r) = rest.strip_prefix("allow-file") {
+        (true, r)
+    } else if let Some(r) = rest.strip_prefix("allow") {
+        (false, r)
+    } else {
+        let word: String = rest.chars().take_while(|c| !c.is_whitespace()).collect();
+        return malformed(format!("unknown directive `{word}`: {EXPECTED}"));
+    };
+    let Some(after_open) = after.trim_start().strip_prefix('(') else {
+        return malformed(format!("no parentheses: {EXPECTED}"));
+    };
+    let Some((parts, _)) = split_args(after_open) else {
+        return malformed(format!("unclosed parenthesis or quote: {EXPECTED}"));
+    };
+    let (ids, reason) = match parse_args(&parts) {
+        Ok(parsed) => parsed,
+        Err(problem) => return malformed(problem),
+    };
     let mut rules = Vec::new();
     let mut unknown = Vec::new();
     for id in ids {
@@ -80,14 +151,14 @@ fn parse(comment: &Comment, text: &str, index: &LineIndex) -> Option<Allow> {
     } else {
         Some((line, line))
     };
-    Some(Allow {
+    Some(Ok(Allow {
         span: comment.span,
         lines,
         rules,
         unknown,
         reason,
         used: false,
-    })
+    }))
 }
 
 /// Removes suppressed findings from `findings` and adds LA001/LA002 for the
@@ -100,11 +171,14 @@ pub fn apply(
     require_reason: bool,
 ) {
     let index = LineIndex::new(text);
-    let mut allows: Vec<Allow> = comments
-        .iter()
-        .filter_map(|c| parse(c, text, &index))
-        .collect();
-    if allows.is_empty() {
+    let (mut allows, mut malformed) = (Vec::new(), Vec::new());
+    for parsed in comments.iter().filter_map(|c| parse(c, text, &index)) {
+        match parsed {
+            Ok(a) => allows.push(a),
+            Err(m) => malformed.push(m),
+        }
+    }
+    if allows.is_empty() && malformed.is_empty() {
         return;
     }
     findings.retain(|f| {
@@ -122,6 +196,12 @@ pub fn apply(
         }
     });
     let on = |code: &str| selected.iter().any(|r| r.code == code);
+    if on("LA001") {
+        for m in malformed {
+            let msg = format!("malformed lock-audit comment: {}", m.problem);
+            findings.push(Finding::new(&checks::BAD_SUPPRESSION, m.span, msg));
+        }
+    }
     for a in &allows {
         if on("LA001") && !a.unknown.is_empty() {
             let msg = format!("unknown rule {} in a suppression", a.unknown.join(", "));

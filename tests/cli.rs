@@ -232,6 +232,8 @@ fn bad_input_files_are_notices_and_the_scan_goes_on() {
         .assert()
         .code(1);
     let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    // Notices go to stderr (as for `audit`), the findings to stdout.
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     assert!(stdout.contains("good.py:3:1: LA101"), "{stdout}");
     assert!(
         stdout.contains("latin1.py:4:1: LA101"),
@@ -240,34 +242,47 @@ fn bad_input_files_are_notices_and_the_scan_goes_on() {
     for (file, reason) in [
         ("binary.py", "binary file"),
         ("latin1.py", "not valid UTF-8"),
-        ("empty.py", "empty file"),
         ("broken.py", "syntax error at line"),
         ("broken.rs", "cannot parse"),
     ] {
-        let line = stdout
+        let line = stderr
             .lines()
             .find(|l| l.contains(file) && l.starts_with("notice:"));
         assert!(
             line.is_some_and(|l| l.contains(reason)),
-            "{file}: expected `{reason}` in\n{stdout}"
+            "{file}: expected `{reason}` in\n{stderr}"
         );
     }
+    // An empty file (an `__init__.py`) is nothing to report.
+    assert!(
+        !stderr.contains("empty.py") && !stdout.contains("empty.py"),
+        "{stderr}"
+    );
     // Without --verbose the notices are counted, not listed.
     lock_audit()
         .args(["check", "--format", "concise"])
         .arg(d)
         .assert()
-        .stdout(predicate::str::contains(
-            "5 files were skipped or only partly analysed",
+        .stderr(predicate::str::contains(
+            "4 files were skipped or only partly analysed",
         ));
 }
 
+/// A typo in a CI path is an error, not a green job.
 #[test]
 fn missing_path_is_reported() {
     lock_audit()
-        .args(["check", "--verbose", "does/not/exist"])
+        .args(["check", "examples/", "does/not/exist"])
         .assert()
-        .stdout(predicate::str::contains(
+        .code(2)
+        .stderr(predicate::str::contains(
+            "does/not/exist: no such file or directory",
+        ));
+    lock_audit()
+        .args(["audit", "does/not/exist"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
             "does/not/exist: no such file or directory",
         ));
 }
@@ -534,7 +549,7 @@ fn deep_nesting_is_survived() {
         .arg(d)
         .assert()
         .code(0)
-        .stdout(predicate::str::contains(
+        .stderr(predicate::str::contains(
             "deep.rs: cannot parse: nesting 10001 levels deep",
         ));
 }
@@ -826,7 +841,7 @@ fn cache_reuses_unchanged_files_and_never_serves_stale_results() {
         first.contains("jobs.py:5:5: LA104"),
         "cross-file finding: {first}"
     );
-    assert!(first.contains("syntax error at line"), "{first}");
+    assert!(err.contains("syntax error at line"), "{err}");
     assert!(cache.join(".gitignore").exists() && cache.join("CACHEDIR.TAG").exists());
 
     // Unchanged: every analysis comes from the cache, findings and notices alike.
@@ -907,8 +922,8 @@ fn minified_bundles_are_skipped_with_a_notice_unless_asked_for() {
     };
     check(&[])
         .code(0)
-        .stdout(predicate::str::contains("skipped: minified"))
-        .stdout(predicate::str::contains("--include-minified"));
+        .stderr(predicate::str::contains("skipped: minified"))
+        .stderr(predicate::str::contains("--include-minified"));
     check(&["--include-minified"])
         .code(1)
         .stdout(predicate::str::contains("LA101"));

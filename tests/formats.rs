@@ -19,7 +19,6 @@ fn report() -> lock_audit::Report {
 
 const OPTS: RenderOptions = RenderOptions {
     color: false,
-    verbose: true,
     width: 100,
 };
 

@@ -194,8 +194,14 @@ fn frontend(language: Language, ext: &[&str]) {
     fuzz(&name, fixtures(ext), |bytes| {
         let text = String::from_utf8_lossy(bytes);
         if let Ok(model) = lock_audit::lang::lower(language, &text, false) {
-            let fa =
-                lock_audit::sites::analyze(&model, &text, &catalog, Path::new("fuzz"), &[], &[]);
+            let fa = lock_audit::sites::analyze(
+                &model,
+                &text,
+                &catalog,
+                Path::new("fuzz"),
+                &[],
+                &lock_audit::sites::classify::UserClasses::none(),
+            );
             let mut findings = lock_audit::checks::run(&fa, &rules);
             lock_audit::suppress::apply(&model.comments, &text, &mut findings, &rules, true);
         }
@@ -269,7 +275,14 @@ fn fuzz_sql() {
             "def f(cur, k):\n    cur.execute(\"{sql}\", (k,))\n    return cur.fetchone()\n"
         );
         if let Ok(model) = lock_audit::lang::lower(Language::Python, &text, false) {
-            lock_audit::sites::analyze(&model, &text, &catalog, Path::new("fuzz.py"), &[], &[]);
+            lock_audit::sites::analyze(
+                &model,
+                &text,
+                &catalog,
+                Path::new("fuzz.py"),
+                &[],
+                &lock_audit::sites::classify::UserClasses::none(),
+            );
         }
     });
 }

@@ -18,7 +18,8 @@ fn lock_audit() -> Command {
     cmd
 }
 
-/// Scans `dir` verbosely; returns (exit code, stdout, stderr).
+/// Scans `dir` verbosely; returns (exit code, stdout then stderr, stderr):
+/// findings are on stdout, notices on stderr.
 fn scan(dir: &Path, extra: &[&str]) -> (i32, String, String) {
     let out = lock_audit()
         .args(["check", "--verbose", "--format", "concise", "--no-cache"])
@@ -26,10 +27,11 @@ fn scan(dir: &Path, extra: &[&str]) -> (i32, String, String) {
         .arg(dir)
         .output()
         .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     (
         out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &stderr,
+        stderr,
     )
 }
 
@@ -259,10 +261,10 @@ fn symlinks_loops_and_vanished_files() {
         !out.contains("secret.py"),
         "followed a symlink out of the root:\n{out}"
     );
-    // A file named on the command line that does not exist is a notice.
-    let (_, out, _) = scan(&d.join("vanished.py"), &[]);
+    // A file named on the command line that does not exist is an error.
+    let (code, out, _) = scan(&d.join("vanished.py"), &[]);
     assert!(
-        out.contains("vanished.py: no such file or directory"),
+        code == 2 && out.contains("vanished.py: no such file or directory"),
         "{out}"
     );
 }
@@ -358,11 +360,12 @@ fn a_panic_in_one_file_is_isolated() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stdout}");
     assert!(stdout.contains("good.py:5:"), "{stdout}");
     assert!(
-        stdout.contains("boom.py: internal error while analysing this file"),
-        "{stdout}"
+        stderr.contains("boom.py: internal error while analysing this file"),
+        "{stderr}"
     );
 }
 

@@ -5,7 +5,11 @@ use crate::sites::FileAnalysis;
 declare_rule! {
     /// ## What it flags
     /// A suppression comment (`lock-audit: allow(...)` or `allow-file(...)`)
-    /// with no `reason="..."`, or naming a rule that does not exist.
+    /// with no `reason="..."`, or naming a rule that does not exist; and any
+    /// `lock-audit:` comment that does not parse (`allow LA201` without
+    /// parentheses, an unclosed quote, an unknown directive), which would
+    /// otherwise be silently ignored. A reason may contain commas and
+    /// parentheses inside its quotes.
     ///
     /// ## Why it matters
     /// A suppression is a decision that a finding does not apply. Without
@@ -29,7 +33,7 @@ declare_rule! {
         code: "LA001",
         name: "bad-suppression",
         severity: Warning,
-        summary: "a suppression has no reason, or names an unknown rule",
+        summary: "a suppression has no reason, names an unknown rule, or does not parse",
         label: "suppression",
         help: "add reason=\"...\" and check the rule code or name",
         check: check,

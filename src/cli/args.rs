@@ -9,14 +9,20 @@ use crate::cache::{self, Cache};
 use crate::catalog::Catalog;
 use crate::checks::FailOn;
 use crate::config::Settings;
+use crate::discover;
 use crate::report::audit::AuditFormat;
 use crate::report::Format;
 
 #[derive(Args, Debug)]
 pub struct CheckArgs {
-    /// Files or directories to scan; directories honour .gitignore.
+    /// Files or directories to scan; directories honour .gitignore. `-` reads
+    /// one file's text from stdin (with --stdin-filename).
     #[arg(default_value = ".")]
     pub paths: Vec<PathBuf>,
+    /// With `-`: the path of the file whose text is on stdin (its language,
+    /// config and project).
+    #[arg(long, value_name = "PATH")]
+    pub stdin_filename: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
@@ -65,8 +71,9 @@ pub struct CheckArgs {
     /// Scan only shard K of N (`--shard 2/4`), split deterministically by path.
     #[arg(long, value_name = "K/N", value_parser = parse_shard)]
     pub shard: Option<(u64, u64)>,
-    /// An output, repeatable: `FORMAT` to stdout or `FORMAT=PATH` to a file.
-    #[arg(long, value_name = "FORMAT[=PATH]", value_parser = parse_output)]
+    /// An output, repeatable: `FORMAT` to stdout or `FORMAT=PATH` to a file
+    /// (instead of --format).
+    #[arg(long, value_name = "FORMAT[=PATH]", value_parser = parse_output, conflicts_with = "format")]
     pub output_format: Vec<(Format, Option<PathBuf>)>,
     /// The config file (default: the nearest lock-audit.yaml above the first path).
     #[arg(long, value_name = "FILE")]
@@ -98,19 +105,44 @@ pub struct AnalysisArgs {
     #[arg(long)]
     pub no_cache: bool,
     /// The analysis cache's folder (default: `.lock-audit-cache` next to the
-    /// config file, else in the working directory).
+    /// config file, else at the top of the git work tree, else in the scanned folder).
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
 }
 
 impl AnalysisArgs {
-    /// Applies the flags to `settings` (config file values already in it).
-    pub(super) fn apply(&self, settings: &mut Settings, config: Option<&Path>, catalog: &Catalog) {
+    /// Applies the flags to `settings` (config file values already in it),
+    /// and fixes the project root the scan of `paths` reports against.
+    pub(super) fn apply(
+        &self,
+        settings: &mut Settings,
+        config: Option<&Path>,
+        catalog: &Catalog,
+        paths: &[PathBuf],
+    ) {
         settings.include_minified |= self.include_minified;
         settings.include_tests |= self.include_tests;
+        let first = paths.first().map_or(Path::new("."), PathBuf::as_path);
+        settings.paths.root = discover::project_root(config, first);
         if !self.no_cache {
-            let dir = self.cache_dir.as_deref();
-            settings.cache = Some(open_cache(dir, config, catalog, settings));
+            let dir = self.cache_dir.clone().unwrap_or_else(|| {
+                // Never in an unrelated working directory: the config's folder,
+                // the git top, else the scanned folder itself.
+                let home = config
+                    .and_then(Path::parent)
+                    .map(discover::absolute)
+                    .or_else(|| discover::git_top(first))
+                    .unwrap_or_else(|| {
+                        let dir = if first.is_dir() {
+                            first
+                        } else {
+                            first.parent().unwrap_or(first)
+                        };
+                        discover::absolute(dir)
+                    });
+                home.join(cache::DIR_NAME)
+            });
+            settings.cache = Some(open_cache(&dir, config, catalog, settings));
         }
     }
 }
@@ -118,20 +150,11 @@ impl AnalysisArgs {
 /// The analysis cache of a run: its key covers everything besides a file's
 /// text that its analysis depends on (config, catalog, rules, size limit).
 fn open_cache(
-    dir: Option<&Path>,
+    dir: &Path,
     config: Option<&Path>,
     catalog: &Catalog,
     settings: &Settings,
 ) -> Arc<Cache> {
-    let dir = dir.map_or_else(
-        || {
-            config
-                .and_then(Path::parent)
-                .unwrap_or(Path::new(""))
-                .join(cache::DIR_NAME)
-        },
-        Path::to_path_buf,
-    );
     let config_text = config
         .and_then(|p| std::fs::read(p).ok())
         .unwrap_or_default();
@@ -145,7 +168,7 @@ fn open_cache(
         &[u8::from(settings.include_minified)],
         &[u8::from(settings.include_tests)],
     ];
-    Arc::new(Cache::open(&dir, &inputs))
+    Arc::new(Cache::open(dir, &inputs))
 }
 
 #[derive(Args, Debug)]

@@ -2,12 +2,15 @@
 
 use std::process::ExitCode;
 
-use super::{catalog_for, emit, load_config, AuditArgs};
+use super::{catalog_for, emit, load_config, usage_error, AuditArgs};
 use crate::checks;
 use crate::config::{settings_from, Settings};
 use crate::report;
 
 pub(super) fn run(args: AuditArgs) -> ExitCode {
+    if let Some(missing) = args.paths.iter().find(|p| !p.exists()) {
+        return usage_error(&format!("{}: no such file or directory", missing.display()));
+    }
     let Ok(config) = load_config(args.config.as_ref(), &args.paths) else {
         return ExitCode::from(2);
     };
@@ -21,7 +24,7 @@ pub(super) fn run(args: AuditArgs) -> ExitCode {
         ..settings_from(config, false)
     };
     args.analysis
-        .apply(&mut settings, config_path.as_deref(), &catalog);
+        .apply(&mut settings, config_path.as_deref(), &catalog, &args.paths);
     let report = crate::scan::check(&args.paths, &catalog, &settings);
     emit(&report::audit::render(&report, args.format));
     for line in report::notice_lines(&report, args.verbose) {

@@ -4,16 +4,38 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use super::{catalog_for, emit, fix, load_config, usage_error, CheckArgs, Color};
+use super::{
+    catalog_for, emit, fix, load_config, settings_view, statistics, stdin, usage_error, CheckArgs,
+    Color,
+};
 use crate::baseline;
-use crate::catalog::Catalog;
-use crate::checks::{FailOn, Rule};
-use crate::config::{self, rule_set, settings_from, Settings};
+use crate::checks::FailOn;
+use crate::config::{rule_set, settings_from, Settings};
 use crate::outcome::Report;
 use crate::report::{self, RenderOptions};
 
 pub(super) fn run(args: CheckArgs) -> ExitCode {
-    let Ok(config) = load_config(args.config.as_ref(), &args.paths) else {
+    // `check - --stdin-filename PATH`: the buffer comes from stdin and stands
+    // for PATH (its language, config and project).
+    let stdin = args.paths.iter().any(|p| p.as_os_str() == "-");
+    let paths = match (&args.stdin_filename, stdin) {
+        (Some(name), true) if args.paths.len() == 1 => vec![name.clone()],
+        (None, true) => {
+            return usage_error("`check -` reads a buffer from stdin: name the file it stands for with --stdin-filename PATH")
+        }
+        (_, true) => return usage_error("`-` (stdin) cannot be combined with other paths"),
+        (Some(_), false) => return usage_error("--stdin-filename is for `check -` (a buffer on stdin)"),
+        (None, false) => args.paths.clone(),
+    };
+    if !stdin {
+        if let Some(missing) = paths.iter().find(|p| !p.exists()) {
+            return usage_error(&format!("{}: no such file or directory", missing.display()));
+        }
+    }
+    if args.statistics && statistics::render(&Report::default(), args.format).is_none() {
+        return usage_error("--statistics prints a table (human, concise) or JSON (--format json)");
+    }
+    let Ok(config) = load_config(args.config.as_ref(), &paths) else {
         return ExitCode::from(2);
     };
     let Some(catalog) = catalog_for(&config, &args.rules_dirs) else {
@@ -42,14 +64,30 @@ pub(super) fn run(args: CheckArgs) -> ExitCode {
         max_file_size: args.max_file_size,
         ..settings_from(config, force_exclude)
     };
+    settings
+        .rule_folders
+        .extend(args.rules_dirs.iter().cloned());
     settings.paths.shard = args.shard;
     args.analysis
-        .apply(&mut settings, config_path.as_deref(), &catalog);
+        .apply(&mut settings, config_path.as_deref(), &catalog, &paths);
     if args.show_settings {
-        emit(&show_settings(&settings, &args, &catalog, fail_on));
+        emit(&settings_view::render(
+            &settings,
+            &args,
+            config_path.as_deref(),
+            &catalog,
+            fail_on,
+        ));
         return ExitCode::SUCCESS;
     }
-    let mut report = crate::scan::check(&args.paths, &catalog, &settings);
+    let scan = || match stdin {
+        true => stdin::check(&paths[0], &catalog, &settings),
+        false => Ok(crate::scan::check(&paths, &catalog, &settings)),
+    };
+    let mut report = match scan() {
+        Ok(r) => r,
+        Err(e) => return usage_error(&e),
+    };
     if let Some(rev) = &args.changed_since {
         if let Err(e) = keep_changed(&mut report, rev) {
             return usage_error(&e);
@@ -69,8 +107,9 @@ pub(super) fn run(args: CheckArgs) -> ExitCode {
     if let Some(path) = &args.baseline {
         match baseline::apply(&mut report, path) {
             Ok((_, stale)) if stale > 0 => eprintln!(
-                "{stale} baseline entr{} in {} no longer match a finding (fixed or changed): rewrite it with --write-baseline",
+                "{stale} baseline entr{} in {} no longer match a finding (fixed or changed): --write-baseline {} updates them (entries of files not scanned are kept)",
                 if stale == 1 { "y" } else { "ies" },
+                path.display(),
                 path.display()
             ),
             Ok(_) => {}
@@ -84,13 +123,13 @@ pub(super) fn run(args: CheckArgs) -> ExitCode {
         fixes.problems.iter().for_each(|p| eprintln!("{p}"));
         return ExitCode::from(u8::from(fixes.applied > 0));
     }
-    if args.fix {
+    if args.fix && !stdin {
         let fixes = fix::apply(&report, true);
         eprintln!("{}", fixes.summary(true));
         fixes.problems.iter().for_each(|p| eprintln!("{p}"));
         if fixes.applied > 0 {
             // Report what is left, as the files now are.
-            report = crate::scan::check(&args.paths, &catalog, &settings);
+            report = crate::scan::check(&paths, &catalog, &settings);
             if let Some(path) = &args.baseline {
                 if let Err(e) = baseline::apply(&mut report, path) {
                     return usage_error(&e);
@@ -101,15 +140,15 @@ pub(super) fn run(args: CheckArgs) -> ExitCode {
     let color = match args.color {
         Color::Always => true,
         Color::Never => false,
-        Color::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        // NO_COLOR counts when set and not empty (no-color.org).
+        Color::Auto => {
+            std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
     };
-    let opts = RenderOptions {
-        color,
-        verbose: args.verbose,
-        width: 100,
-    };
+    let opts = RenderOptions { color, width: 100 };
     if args.statistics {
-        emit(&statistics(&report));
+        emit(&statistics::render(&report, args.format).unwrap_or_default());
     } else if args.output_format.is_empty() {
         emit(&report::render(&report, args.format, opts));
     } else {
@@ -126,6 +165,14 @@ pub(super) fn run(args: CheckArgs) -> ExitCode {
             }
         }
     }
+    // Notices on stderr, as `audit` prints them.
+    for line in report::notice_lines(&report, args.verbose) {
+        eprintln!("{line}");
+    }
+    if report.summary.files_scanned == 0 && !stdin {
+        let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        eprintln!("no source files found under {}", shown.join(" "));
+    }
     if report.has_internal_errors() {
         return ExitCode::from(2);
     }
@@ -133,50 +180,14 @@ pub(super) fn run(args: CheckArgs) -> ExitCode {
     ExitCode::from(u8::from(failing && !args.exit_zero))
 }
 
-/// `--show-settings`: what this run would use, resolved.
-fn show_settings(
-    settings: &Settings,
-    args: &CheckArgs,
-    catalog: &Catalog,
-    fail_on: FailOn,
-) -> String {
-    let codes: Vec<&str> = settings.rules.iter().map(|r| r.code).collect();
-    let severity: Vec<String> = settings
-        .severity
-        .iter()
-        .map(|(c, s)| format!("{c}={}", s.name()))
-        .collect();
-    let config = args
-        .config
-        .clone()
-        .or_else(|| config::find(args.paths.first().map_or(Path::new("."), PathBuf::as_path)));
-    format!(
-        "config: {}\npaths: {}\nrules: {}\nseverity overrides: {}\nfail-on: {}\nclassify patterns: {}\nrequire-reason: {}\ncatalog: {} libraries, {} APIs, {} SQL locks\nmax-file-size: {}\ninclude-minified: {}\ninclude-tests: {}\ncache: {}\n",
-        config.map_or("(none)".into(), |p| p.display().to_string()),
-        args.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" "),
-        codes.join(", "),
-        if severity.is_empty() { "(none)".into() } else { severity.join(", ") },
-        format!("{fail_on:?}").to_lowercase(),
-        settings.classify.len(),
-        settings.require_reason,
-        catalog.libraries.len(),
-        catalog.apis.len(),
-        catalog.sql.len(),
-        settings.max_file_size,
-        settings.include_minified,
-        settings.include_tests,
-        settings
-            .cache
-            .as_ref()
-            .map_or("off".into(), |c| c.path().display().to_string()),
-    )
-}
-
 /// `--changed-since REV`: keep the findings of files git reports as changed
 /// since REV (committed, staged, unstaged or untracked).
 fn keep_changed(report: &mut Report, rev: &str) -> Result<(), String> {
+    // In the scanned tree's repository, wherever lock-audit runs from.
+    let repo = report.root.clone();
     let run = |args: &[&str]| -> Result<Vec<PathBuf>, String> {
         let out = std::process::Command::new("git")
+            .current_dir(&repo)
             .args(args)
             .output()
             .map_err(|e| format!("cannot run git: {e}"))?;
@@ -202,35 +213,10 @@ fn keep_changed(report: &mut Report, rev: &str) -> Result<(), String> {
         .iter()
         .filter_map(|p| top.join(p).canonicalize().ok())
         .collect();
-    report.files.retain(|f| {
-        Path::new(&f.path)
-            .canonicalize()
-            .is_ok_and(|p| changed.contains(&p))
-    });
+    let kept = |path: &Path| path.canonicalize().is_ok_and(|p| changed.contains(&p));
+    report.files.retain(|f| kept(Path::new(&f.path)));
+    let root = report.root.clone();
+    report.scanned.retain(|rel| kept(&root.join(rel)));
     report.summary.findings = report.files.iter().map(|f| f.findings.len()).sum();
     Ok(())
-}
-
-/// `--statistics`: findings per rule, most frequent first.
-fn statistics(report: &Report) -> String {
-    let mut counts: Vec<(usize, &'static Rule)> = Vec::new();
-    for (_, f) in report::each_finding(report) {
-        match counts.iter_mut().find(|(_, r)| r.code == f.rule.code) {
-            Some((n, _)) => *n += 1,
-            None => counts.push((1, f.rule)),
-        }
-    }
-    counts.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.code.cmp(b.1.code)));
-    let mut out = String::new();
-    for (n, r) in counts {
-        out.push_str(&format!(
-            "{n:>5}  {:<6} {:<28} {}\n",
-            r.code,
-            r.name,
-            r.severity.name()
-        ));
-    }
-    out.push_str(&report::summary_line(report));
-    out.push('\n');
-    out
 }

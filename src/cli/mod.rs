@@ -8,6 +8,9 @@ mod explain;
 mod fix;
 mod init;
 mod rules;
+mod settings_view;
+mod statistics;
+mod stdin;
 
 pub use args::{AnalysisArgs, AuditArgs, CheckArgs, Color};
 
@@ -37,9 +40,10 @@ pub enum Command {
     Check(Box<CheckArgs>),
     /// Inventory every lock site: backend, library, key, TTL, wait, releases, findings.
     Audit(AuditArgs),
-    /// Print a rule's documentation: what it flags, why it breaks, what to do instead.
+    /// Print a rule's documentation (what it flags, why it breaks, what to do
+    /// instead), or every key of the config file or of the catalog.
     Explain {
-        /// A rule code (`LA201`) or name (`unchecked-release`).
+        /// A rule code (`LA201`) or name (`unchecked-release`), `config` or `catalog`.
         rule: String,
     },
     /// List every rule with its code, name, default severity and summary.

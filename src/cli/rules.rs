@@ -7,18 +7,18 @@ use super::{emit, load_catalog};
 use crate::checks;
 
 pub(super) fn run() -> ExitCode {
-    let mut out = format!(
-        "{:<7} {:<22} {:<8} {}\n",
-        "code", "name", "severity", "fires when"
-    );
+    // Columns as wide as their longest entry.
+    let name = checks::REGISTRY
+        .iter()
+        .map(|r| r.name.len())
+        .max()
+        .unwrap_or(4);
+    let row = |code: &str, n: &str, sev: &str, summary: &str| {
+        format!("{code:<6} {n:<name$} {sev:<8} {summary}\n")
+    };
+    let mut out = row("code", "name", "severity", "fires when");
     for r in checks::REGISTRY {
-        out.push_str(&format!(
-            "{:<7} {:<22} {:<8} {}\n",
-            r.code,
-            r.name,
-            r.severity.name(),
-            r.summary
-        ));
+        out.push_str(&row(r.code, r.name, r.severity.name(), r.summary));
     }
     emit(&out);
     ExitCode::SUCCESS

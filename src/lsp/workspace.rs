@@ -102,7 +102,9 @@ pub(super) fn load(root: &Path) -> Result<Loaded, String> {
         }
     };
     let rules = config::rule_set(&config.select, &config.ignore);
+    let config_path = config.path.clone();
     let mut settings = config::settings_from(config, false);
+    settings.paths.root = crate::discover::project_root(config_path.as_deref(), root);
     match rules {
         Ok(rules) => settings.rules = rules,
         Err(e) => problem = Some(e),

@@ -1,10 +1,10 @@
 //! `path:line:col: CODE message`, one finding per line: for editors and grep.
 
-use super::{notice_lines, position, summary_line, RenderOptions};
+use super::{position, summary_line};
 use crate::lines::LineIndex;
 use crate::outcome::Report;
 
-pub fn render(report: &Report, opts: RenderOptions) -> String {
+pub fn render(report: &Report) -> String {
     let mut out = String::new();
     for file in &report.files {
         let index = LineIndex::new(&file.text);
@@ -20,10 +20,6 @@ pub fn render(report: &Report, opts: RenderOptions) -> String {
                 f.message
             ));
         }
-    }
-    for line in notice_lines(report, opts.verbose) {
-        out.push_str(&line);
-        out.push('\n');
     }
     out.push_str(&summary_line(report));
     out.push('\n');

@@ -19,9 +19,16 @@ fn escape(s: &str, property: bool) -> String {
     }
 }
 
+/// Annotations attach to the diff by the path from the repository's top (the
+/// project root may be a folder of it); no `./`.
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
+    let top = crate::discover::git_top(&report.root);
     for file in &report.files {
+        let path = match &top {
+            Some(top) => crate::discover::rel_to(top, &report.root.join(&file.rel)),
+            None => file.rel.clone(),
+        };
         let index = LineIndex::new(&file.text);
         for f in &file.findings {
             let p = position(&index, f);
@@ -32,7 +39,7 @@ pub fn render(report: &Report) -> String {
             };
             out.push_str(&format!(
                 "::{kind} file={},line={},col={},endLine={},endColumn={},title={}::{}\n",
-                escape(&file.path, true),
+                escape(&path, true),
                 p.line,
                 p.column,
                 p.end_line,

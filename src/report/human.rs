@@ -8,7 +8,7 @@ use miette::{
     Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceCode,
 };
 
-use super::{notice_lines, summary_line, RenderOptions};
+use super::{summary_line, RenderOptions};
 use crate::checks::{Finding, Severity};
 use crate::outcome::{FileResult, Report};
 
@@ -112,10 +112,6 @@ pub fn render(report: &Report, opts: RenderOptions) -> String {
     let mut out = String::new();
     for file in &report.files {
         render_file(&handler, file, &mut out);
-    }
-    for line in notice_lines(report, opts.verbose) {
-        out.push_str(&line);
-        out.push('\n');
     }
     out.push_str(&summary_line(report));
     out.push('\n');

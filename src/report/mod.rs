@@ -35,7 +35,6 @@ pub enum Format {
 #[derive(Debug, Clone, Copy)]
 pub struct RenderOptions {
     pub color: bool,
-    pub verbose: bool,
     pub width: usize,
 }
 
@@ -65,7 +64,7 @@ pub fn position(index: &LineIndex, f: &Finding) -> Position {
 pub fn render(report: &Report, format: Format, opts: RenderOptions) -> String {
     match format {
         Format::Human => human::render(report, opts),
-        Format::Concise => concise::render(report, opts),
+        Format::Concise => concise::render(report),
         Format::Json => json::render(report),
         Format::Sarif => sarif::render(report),
         Format::Github => github::render(report),

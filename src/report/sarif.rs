@@ -80,7 +80,7 @@ pub fn render(report: &Report) -> String {
                 "message": {"text": format!("{} ({})", f.message, f.help)},
                 "locations": [{
                     "physicalLocation": {
-                        "artifactLocation": {"uri": file.rel},
+                        "artifactLocation": {"uri": file.rel, "uriBaseId": "%SRCROOT%"},
                         "region": {
                             "startLine": p.line,
                             "startColumn": p.column,
@@ -104,8 +104,17 @@ pub fn render(report: &Report) -> String {
                 "informationUri": "https://github.com/lock-audit/lock-audit",
                 "rules": rules,
             }},
+            "originalUriBaseIds": {"%SRCROOT%": {"uri": root_uri(report)}},
             "results": results,
         }],
     });
     serde_json::to_string_pretty(&out).unwrap_or_default() + "\n"
+}
+
+/// The project root as a `file://` URI ending in `/`, for `%SRCROOT%`.
+fn root_uri(report: &Report) -> String {
+    let root = report.root.to_string_lossy().replace('\\', "/");
+    let root = root.trim_end_matches('/');
+    let lead = if root.starts_with('/') { "" } else { "/" };
+    format!("file://{lead}{root}/")
 }

@@ -159,6 +159,8 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
             reason: e.reason,
         }));
     report.summary.files_scanned = files.len();
+    report.root = crate::discover::absolute(&settings.paths.root);
+    report.scanned = files.iter().map(|f| f.rel.clone()).collect();
     for (i, scanned) in first.into_iter().enumerate() {
         let Scanned { outcome, notices } = second.remove(&i).unwrap_or(scanned);
         report.notices.extend(notices);

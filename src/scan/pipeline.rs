@@ -14,6 +14,7 @@ use crate::discover::SourceFile;
 use crate::lines::LineIndex;
 use crate::outcome::{FileResult, Notice, NoticeKind};
 use crate::prefilter::Prefilter;
+use crate::sites::classify::UserClasses;
 use crate::sites::consts;
 use crate::sites::wrapper::{self, Wrapper};
 use crate::{checks, lang, model, sites};
@@ -130,14 +131,11 @@ pub(super) fn analyse_text(
         });
     }
     cx.consts.bind(&mut model, &file.path);
-    let mut analysis = sites::analyze(
-        &model,
-        &text,
-        catalog,
-        &file.path,
-        &cx.wrappers,
-        &settings.classify,
-    );
+    let user = UserClasses {
+        rules: &settings.classify,
+        path: std::path::Path::new(&file.rel),
+    };
+    let mut analysis = sites::analyze(&model, &text, catalog, &file.path, &cx.wrappers, &user);
     let defined = wrapper::summarize(&analysis, &file.path, |at| index.line_col(at).0);
     // Calls of this file's own wrappers, without waiting for pass 2.
     let own: Vec<Wrapper> = defined
@@ -146,11 +144,11 @@ pub(super) fn analyse_text(
         .cloned()
         .collect();
     if !own.is_empty() {
-        sites::add_wrapper_calls(&mut analysis, &file.path, &own, &settings.classify);
+        sites::add_wrapper_calls(&mut analysis, &file.path, &own, &user);
     }
     let wanted = consts::wanted(&analysis, &file.path);
     let mut findings = checks::run(&analysis, &settings.rules);
-    policy::severities(&mut findings, &file.path, settings);
+    policy::severities(&mut findings, &file.rel, settings);
     crate::suppress::apply(
         &model.comments,
         &text,
@@ -159,7 +157,7 @@ pub(super) fn analyse_text(
         settings.require_reason,
     );
     findings.sort_by_key(|f| (f.span.start, f.rule.code));
-    let whole_file = settings.test_paths.is_match(&file.path);
+    let whole_file = settings.test_paths.is_match(&file.rel);
     let in_tests = |span| policy::in_tests(span, whole_file, &model, settings);
     let before = findings.len();
     findings.retain(|f| !in_tests(f.site_span.unwrap_or(f.span)));

@@ -1,18 +1,16 @@
 //! What the settings change in a file's findings after the checks ran:
 //! severities, per-path overrides, and test code kept out of sight.
 
-use std::path::Path;
-
 use crate::checks::Finding;
 use crate::config::{Override, Settings};
 use crate::model::{FileModel, Span};
 
 /// Severity overrides, then per-path overrides (which may also drop rules).
-pub(super) fn severities(findings: &mut Vec<Finding>, path: &Path, settings: &Settings) {
+pub(super) fn severities(findings: &mut Vec<Finding>, rel: &str, settings: &Settings) {
     let here: Vec<&Override> = settings
         .overrides
         .iter()
-        .filter(|o| o.path.is_match(path))
+        .filter(|o| o.path.is_match(rel))
         .collect();
     findings.retain(|f| !here.iter().any(|o| o.ignore.contains(&f.rule.code)));
     for f in findings.iter_mut() {

@@ -42,8 +42,8 @@ pub(super) fn read_text(
             return None;
         }
     };
+    // An empty file (a package's `__init__.py`) has nothing to say.
     if bytes.is_empty() {
-        notice(NoticeKind::Skipped, "skipped: empty file".into());
         return None;
     }
     if let Some(cache) = &settings.cache {

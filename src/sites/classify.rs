@@ -158,6 +158,23 @@ fn describe(e: &Effect) -> String {
     }
 }
 
+/// The config's `classify:` entries, and the file's path relative to the
+/// project root that their `path` globs are matched against.
+pub struct UserClasses<'a> {
+    pub rules: &'a [ClassifyRule],
+    pub path: &'a Path,
+}
+
+impl UserClasses<'_> {
+    /// No entries.
+    pub fn none() -> UserClasses<'static> {
+        UserClasses {
+            rules: &[],
+            path: Path::new(""),
+        }
+    }
+}
+
 /// One compiled `classify:` entry.
 #[derive(Debug, Clone)]
 pub struct ClassifyRule {

@@ -269,9 +269,19 @@ pub fn describe_key(key: Option<&Expr>, resolved: &str) -> String {
     let Some(key) = key else { return "?".into() };
     let written = key.peel().text.as_str();
     if resolved.is_empty() || resolved == written {
-        format!("`{written}`")
+        quoted(written)
     } else {
-        format!("`{written}` (= `{resolved}`)")
+        format!("{} (= {})", quoted(written), quoted(resolved))
+    }
+}
+
+/// Code in backticks, unless it has its own (a JavaScript template literal
+/// reads `lock:${id}`, not ``lock:${id}``).
+fn quoted(code: &str) -> String {
+    if code.contains('`') {
+        code.to_string()
+    } else {
+        format!("`{code}`")
     }
 }
 
@@ -318,7 +328,7 @@ pub fn analyze<'m>(
     catalog: &'m Catalog,
     path: &std::path::Path,
     wrappers: &[wrapper::Wrapper],
-    classify: &[classify::ClassifyRule],
+    classify: &classify::UserClasses,
 ) -> FileAnalysis<'m> {
     // One map of method chains for the whole file's analysis.
     let next = command::chain_successors(model);
@@ -503,17 +513,13 @@ pub fn analyze<'m>(
         releases,
         sets_lock_timeout,
     };
-    classify_all(&mut fa, 0, path, classify);
+    classify_all(&mut fa, 0, classify);
     fa
 }
 
 /// Classifies the sites from `first` on (see [`classify`]).
-fn classify_all(
-    fa: &mut FileAnalysis,
-    first: usize,
-    path: &std::path::Path,
-    rules: &[classify::ClassifyRule],
-) {
+fn classify_all(fa: &mut FileAnalysis, first: usize, user: &classify::UserClasses) {
+    let (rules, path) = (user.rules, user.path);
     let index = crate::lines::LineIndex::new(fa.text);
     let by_config = |site: &LockSite, fa: &FileAnalysis| {
         let function = site.func.map(|f| fa.model.functions[f].name.as_str());
@@ -541,7 +547,7 @@ pub fn add_wrapper_calls(
     fa: &mut FileAnalysis,
     path: &std::path::Path,
     wrappers: &[wrapper::Wrapper],
-    classify: &[classify::ClassifyRule],
+    classify: &classify::UserClasses,
 ) {
     let first = fa.sites.len();
     wrapper::sites_for_calls(fa.model, path, wrappers, &mut fa.sites);
@@ -553,7 +559,7 @@ pub fn add_wrapper_calls(
         &mut fa.sites[first..],
         &mut [],
     );
-    classify_all(fa, first, path, classify);
+    classify_all(fa, first, classify);
 }
 
 /// The first catalog lock word found in any of `texts`.
