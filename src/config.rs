@@ -139,12 +139,13 @@ pub struct Config {
 /// parent folder, or a `Cargo.toml` with `[package.metadata.lock-audit]` /
 /// `[workspace.metadata.lock-audit]`.
 pub fn find(start: &Path) -> Option<PathBuf> {
+    // `jobs.py` (a file argument) has the parent `""`: start from its folder.
+    let start = discover::absolute(start);
     let start = if start.is_file() {
         start.parent()?
     } else {
-        start
+        &start
     };
-    let start = start.canonicalize().ok()?;
     start.ancestors().find_map(|d| {
         FILE_NAMES
             .iter()

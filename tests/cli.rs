@@ -287,6 +287,107 @@ fn missing_path_is_reported() {
         ));
 }
 
+/// The README's suppression examples are themselves valid (no LA001).
+#[test]
+fn readme_suppression_examples_parse() {
+    let readme = fs::read_to_string("README.md").unwrap();
+    let section = readme
+        .split("## Suppressing a finding")
+        .nth(1)
+        .and_then(|s| s.split("```python\n").nth(1))
+        .and_then(|s| s.split("```").next())
+        .expect("the README's suppression example");
+    let body: String = section
+        .lines()
+        .map(|l| l.split("   <-").next().unwrap_or(l))
+        .map(|l| format!("    {l}\n"))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("job.py");
+    fs::write(
+        &file,
+        format!("import redis\nr = redis.Redis()\n\ndef f(key):\n    r.set(key, 't', nx=True, px=1000)\n{body}"),
+    )
+    .unwrap();
+    lock_audit()
+        .args([
+            "check",
+            "--format",
+            "concise",
+            "--no-cache",
+            "--select",
+            "LA001",
+        ])
+        .arg(&file)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("LA001").not());
+}
+
+/// `cargo lock-audit --help` documents the cargo options it takes.
+#[test]
+fn cargo_subcommand_help_names_its_options() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-lock-audit"))
+        .args(["lock-audit", "--help"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("-p, --package <NAME>") && text.contains("--manifest-path <P>"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Usage:"),
+        "then lock-audit's own help: {text}"
+    );
+}
+
+/// `explain` ends in one newline; `rules` columns fit their longest entry.
+#[test]
+fn explain_and_rules_output_is_tidy() {
+    for id in ["LA201", "config", "catalog"] {
+        let out = lock_audit().args(["explain", id]).output().unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.ends_with('\n') && !text.ends_with("\n\n"), "{id}");
+    }
+    let out = lock_audit().arg("rules").output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let severity_column: std::collections::BTreeSet<usize> = text
+        .lines()
+        .map(|l| {
+            l.find("error")
+                .or_else(|| l.find("warning"))
+                .or_else(|| l.find("info"))
+                .or_else(|| l.find("severity"))
+                .unwrap_or(0)
+        })
+        .collect();
+    assert_eq!(severity_column.len(), 1, "{text}");
+}
+
+/// A key written over several lines stays on its row of the `audit` table.
+#[test]
+fn audit_table_keeps_multi_line_keys_on_one_row() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("a.py"),
+        "import redis\nr = redis.Redis()\n\ndef f(name):\n    r.set(\n        \"lock:\"\n        + name,\n        \"x\",\n        nx=True,\n    )\n",
+    )
+    .unwrap();
+    let out = lock_audit()
+        .args(["audit", "--no-cache"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let row = text
+        .lines()
+        .find(|l| l.contains("a.py:5"))
+        .unwrap_or_default();
+    assert!(row.contains("\"lock:\" + name"), "{text}");
+    assert_eq!(text.lines().count(), 3, "header, one row, summary:\n{text}");
+}
+
 /// Every rule is in the README's rules table with its name and severity.
 #[test]
 fn readme_rules_table_lists_every_rule() {
@@ -313,21 +414,42 @@ fn readme_library_table_is_in_sync() {
         .get_output()
         .stdout
         .clone();
-    let table = String::from_utf8(out).unwrap();
+    readme_block("libraries", &String::from_utf8(out).unwrap());
+}
+
+/// The README's options table is `check`'s arguments as clap defines them
+/// (the same text as `--help`); regenerate with
+/// `UPDATE_README=1 cargo test readme_options_table`.
+#[test]
+fn readme_options_table_is_in_sync() {
+    readme_block("options", &lock_audit::cli::options_markdown());
+}
+
+/// README.md between `<!-- NAME:start -->` and `<!-- NAME:end -->` is
+/// `generated` (rewritten instead with `UPDATE_README` set).
+fn readme_block(name: &str, generated: &str) {
     let readme = fs::read_to_string("README.md").unwrap();
-    let (start, end) = ("<!-- libraries:start -->\n", "<!-- libraries:end -->");
-    let (Some(a), Some(b)) = (readme.find(start), readme.find(end)) else {
+    let (start, end) = (
+        format!("<!-- {name}:start -->\n"),
+        format!("<!-- {name}:end -->"),
+    );
+    let (Some(a), Some(b)) = (readme.find(&start), readme.find(&end)) else {
         panic!("README.md lacks the {start:?} / {end:?} markers");
     };
     let current = &readme[a + start.len()..b];
     if std::env::var_os("UPDATE_README").is_some() {
-        let updated = format!("{}{}{}", &readme[..a + start.len()], table, &readme[b..]);
+        let updated = format!(
+            "{}{}{}",
+            &readme[..a + start.len()],
+            generated,
+            &readme[b..]
+        );
         fs::write("README.md", updated).unwrap();
         return;
     }
     assert_eq!(
-        current, table,
-        "README library table is stale: run UPDATE_README=1 cargo test readme_library_table"
+        current, generated,
+        "README {name} block is stale: run UPDATE_README=1 cargo test readme_{name}"
     );
 }
 

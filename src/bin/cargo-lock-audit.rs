@@ -72,10 +72,26 @@ fn workspace_dirs(manifest: Option<&PathBuf>, packages: &[String]) -> Result<Vec
         .collect())
 }
 
+/// What `cargo lock-audit` adds to `lock-audit`'s options (its `--help`
+/// starts with this).
+const CARGO_HELP: &str =
+    "cargo lock-audit: lock-audit on the members of the current cargo workspace.
+
+Cargo options (anywhere on the command line):
+  -p, --package <NAME>      Only this workspace member (repeatable)
+      --manifest-path <P>   The workspace's Cargo.toml (default: found from the current directory)
+
+Without a command, `check`; without paths, every member's folder.
+
+";
+
 fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("lock-audit") {
         args.remove(1);
+    }
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        print!("{CARGO_HELP}");
     }
     // `cargo lock-audit` alone means `check`.
     if !args.get(1).is_some_and(|a| {

@@ -27,10 +27,10 @@ pub struct CheckArgs {
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
     /// Only run these rules (codes or names, comma-separated or repeated).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_name = "CODES")]
     pub select: Vec<String>,
     /// Do not run these rules (codes or names).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_name = "CODES")]
     pub ignore: Vec<String>,
     /// An extra catalog folder of `*.yaml` API descriptions (repeatable).
     #[arg(long = "rules", value_name = "DIR")]
@@ -85,7 +85,7 @@ pub struct CheckArgs {
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     pub color: Color,
     /// Skip files larger than this many bytes (reported as a notice).
-    #[arg(long, default_value_t = 5 * 1024 * 1024)]
+    #[arg(long, default_value_t = 5 * 1024 * 1024, value_name = "BYTES")]
     pub max_file_size: u64,
     #[command(flatten)]
     pub analysis: AnalysisArgs,

@@ -137,15 +137,12 @@ pub(super) fn run(args: CheckArgs) -> ExitCode {
             }
         }
     }
-    let color = match args.color {
-        Color::Always => true,
-        Color::Never => false,
-        // NO_COLOR counts when set and not empty (no-color.org).
-        Color::Auto => {
-            std::io::stdout().is_terminal()
-                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-        }
-    };
+    let no_color = std::env::var_os("NO_COLOR");
+    let color = use_color(
+        args.color,
+        std::io::stdout().is_terminal(),
+        no_color.as_deref(),
+    );
     let opts = RenderOptions { color, width: 100 };
     if args.statistics {
         emit(&statistics::render(&report, args.format).unwrap_or_default());
@@ -219,4 +216,30 @@ fn keep_changed(report: &mut Report, rev: &str) -> Result<(), String> {
     report.scanned.retain(|rel| kept(&root.join(rel)));
     report.summary.findings = report.files.iter().map(|f| f.findings.len()).sum();
     Ok(())
+}
+
+/// Colour in human output: `auto` means a terminal, unless NO_COLOR is set
+/// and not empty (no-color.org).
+fn use_color(choice: Color, terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+    match choice {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => terminal && no_color.is_none_or(|v| v.is_empty()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_color_counts_only_when_not_empty() {
+        let set = Some(std::ffi::OsStr::new("1"));
+        let empty = Some(std::ffi::OsStr::new(""));
+        assert!(use_color(Color::Auto, true, None));
+        assert!(use_color(Color::Auto, true, empty));
+        assert!(!use_color(Color::Auto, true, set));
+        assert!(!use_color(Color::Auto, false, None));
+        assert!(use_color(Color::Always, false, set));
+    }
 }

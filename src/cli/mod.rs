@@ -129,3 +129,58 @@ fn catalog_for(config: &Config, extra: &[PathBuf]) -> Option<Catalog> {
     let dirs: Vec<PathBuf> = config.rules.iter().chain(extra).cloned().collect();
     load_catalog(&dirs)
 }
+
+/// The options of `lock-audit check` as a markdown table, from the argument
+/// definitions themselves (README's table; a test keeps them equal).
+pub fn options_markdown() -> String {
+    use clap::CommandFactory;
+    let mut cli = Cli::command();
+    cli.build();
+    let Some(check) = cli.find_subcommand("check") else {
+        return String::new();
+    };
+    let mut out = String::from("| option | meaning |\n|---|---|\n");
+    for arg in check.get_arguments() {
+        let Some(long) = arg.get_long() else { continue };
+        if long == "help" {
+            continue;
+        }
+        let mut name = format!("--{long}");
+        if let Some(short) = arg.get_short() {
+            name = format!("{name}, -{short}");
+        }
+        let takes_value = arg.get_action().takes_values();
+        let values: Vec<String> = arg
+            .get_possible_values()
+            .iter()
+            .filter(|v| takes_value && !v.is_hide_set())
+            .map(|v| v.get_name().to_string())
+            .collect();
+        if !values.is_empty() {
+            name = format!("{name} {}", values.join("\\|"));
+        } else if takes_value {
+            let shown = arg
+                .get_value_names()
+                .and_then(|v| v.first())
+                .map_or_else(|| long.to_uppercase(), |v| v.to_string());
+            name = format!("{name} {shown}");
+        }
+        let help = arg
+            .get_long_help()
+            .or_else(|| arg.get_help())
+            .map(|h| h.to_string().replace('\n', " ").replace('|', "\\|"))
+            .unwrap_or_default();
+        let default: Vec<String> = arg
+            .get_default_values()
+            .iter()
+            .map(|v| v.to_string_lossy().into_owned())
+            .collect();
+        let default = match default.as_slice() {
+            [] => String::new(),
+            [d] if d == "false" => String::new(),
+            d => format!(" (default `{}`)", d.join(" ")),
+        };
+        out.push_str(&format!("| `{name}` | {help}{default} |\n"));
+    }
+    out
+}
