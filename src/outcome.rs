@@ -21,6 +21,7 @@ pub enum NoticeKind {
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Notice {
+    /// The file's path relative to the project root (a walk error: the path given).
     pub path: String,
     pub kind: NoticeKind,
     pub reason: String,

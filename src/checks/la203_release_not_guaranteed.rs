@@ -72,9 +72,8 @@ fn acquisition_names(model: &FileModel, site: &LockSite) -> Vec<String> {
     );
     // One hop: `acquired = row.get(0)` after `row = query_one(..)`.
     let derived: Vec<String> = model
-        .assigns
-        .iter()
-        .filter(|a| a.func == site.func && a.span.start > site.span.start)
+        .assigns_in(site.func)
+        .filter(|a| a.span.start > site.span.start)
         .filter(|a| names.iter().any(|n| mentions(&a.value.text, n)))
         .map(|a| a.target.clone())
         .collect();
@@ -97,7 +96,7 @@ fn on_failure_path(
     span: Span,
     release: Span,
 ) -> bool {
-    model.conditionals.iter().any(|c| {
+    model.conditionals_in(site.func).any(|c| {
         c.stmt.contains(span) && !c.stmt.contains(release) && tests_acquisition(site, names, c)
     })
 }
@@ -111,7 +110,7 @@ fn release_when_not_acquired(
     release: Span,
 ) -> bool {
     let language = profile(model.language);
-    model.conditionals.iter().any(|c| {
+    model.conditionals_in(site.func).any(|c| {
         c.stmt.contains(release)
             && !c.cond.contains(release)
             && tests_acquisition(site, names, c)
@@ -127,14 +126,9 @@ fn escapes(model: &FileModel, site: &LockSite) -> bool {
     };
     h.contains('.')
         || h.starts_with('@')
-        || model
-            .exits
-            .iter()
-            .any(|e| e.func == site.func && mentions(&e.value, h))
-        || model.calls.iter().any(|c| {
-            c.func == site.func
-                && c.span.start > site.span.end
-                && c.args.iter().any(|a| mentions(&a.value.text, h))
+        || model.exits_in(site.func).any(|e| mentions(&e.value, h))
+        || model.calls_in(site.func).any(|c| {
+            c.span.start > site.span.end && c.args.iter().any(|a| mentions(&a.value.text, h))
         })
 }
 
@@ -202,9 +196,8 @@ fn skipping_path(
     let language = profile(model.language);
     match language.calls_may_raise {
         false => model
-            .exits
-            .iter()
-            .filter(|e| e.func == site.func && between(e.span))
+            .exits_in(site.func)
+            .filter(|e| between(e.span))
             .filter(|e| language.early_exits.contains(&e.kind))
             .filter(|e| !on_failure_path(model, site, names, e.span, rel.span))
             // `set_nx(..)?` / `.await?`: the `?` of the acquisition itself.
@@ -219,9 +212,8 @@ fn skipping_path(
             })
             .next(),
         true => model
-            .calls
-            .iter()
-            .filter(|c| c.func == site.func && between(c.span) && !site.span.contains(c.span))
+            .calls_in(site.func)
+            .filter(|c| between(c.span) && !site.span.contains(c.span))
             .filter(|c| !on_failure_path(model, site, names, c.span, rel.span))
             .find(|c| {
                 !model.inside(c.span, &[GuardKind::Closure])

@@ -210,7 +210,7 @@ fn guarded(file: &SourceFile, scan: impl FnOnce() -> (Outcome, Vec<Notice>)) -> 
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".into());
             let notice = Notice {
-                path: file.path.display().to_string(),
+                path: file.rel.clone(),
                 kind: NoticeKind::Internal,
                 reason: format!("internal error while analysing this file: {msg}"),
             };
@@ -252,7 +252,7 @@ pub fn analyse_source(
         Ok(Outcome::Unparsed) => (None, Vec::new()),
         Err(_) => {
             notices.push(Notice {
-                path: file.path.display().to_string(),
+                path: file.rel.clone(),
                 kind: NoticeKind::Internal,
                 reason: "internal error while analysing this file".into(),
             });

@@ -62,7 +62,11 @@ pub(super) fn scan_file(
         .and_then(|(c, fp)| Some((c, c.key(&file.path, fp)?)));
     if let Some((cache, key)) = &cached {
         if let Some(stored) = cache.get(&file.path, cx.pass as u8, key) {
-            notices.extend(stored.notices);
+            // Stored notices are this file's; its project path may differ now.
+            notices.extend(stored.notices.into_iter().map(|n| Notice {
+                path: file.rel.clone(),
+                ..n
+            }));
             let result = stored.result.map(|r| FileResult {
                 path: file.path.display().to_string(),
                 rel: file.rel.clone(),
@@ -101,7 +105,7 @@ pub(super) fn analyse_text(
     cx: &Context,
     notices: &mut Vec<Notice>,
 ) -> Outcome {
-    let path = file.path.display().to_string();
+    let path = file.rel.clone();
     let tsx = file.path.extension().is_some_and(|e| e == "tsx");
     let lower = if cx.incremental {
         lang::lower_incremental

@@ -16,7 +16,7 @@ pub(super) fn read_text(
     prefilter: &Prefilter,
     notices: &mut Vec<Notice>,
 ) -> Option<Arc<str>> {
-    let path = file.path.display().to_string();
+    let path = file.rel.clone();
     let mut notice = |kind, reason: String| {
         notices.push(Notice {
             path: path.clone(),

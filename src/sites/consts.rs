@@ -134,6 +134,7 @@ impl ProjectConsts {
         }
         model.assigns.extend(extra);
         model.assigns_by_name = Default::default();
+        model.by_function = Default::default();
     }
 }
 

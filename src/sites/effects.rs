@@ -119,27 +119,21 @@ fn matches_effect(model: &FileModel, call: &Call, e: &RawEffect) -> bool {
 /// (one level) the bodies of same-file functions it calls.
 pub fn section_calls<'m>(model: &'m FileModel, site: &LockSite) -> Vec<&'m Call> {
     let direct: Vec<&Call> = model
-        .calls
-        .iter()
+        .calls_in(site.func)
         // A block form's body lies inside the acquiring call; otherwise the
         // call's own arguments are not part of the section.
         .filter(|c| {
-            c.func == site.func
-                && site.section.contains(c.span)
+            site.section.contains(c.span)
                 && (site.span.contains(site.section) || !site.span.contains(c.span))
         })
         .collect();
     let mut out = direct.clone();
     for c in &direct {
-        if let Some(f) = model
-            .functions
-            .iter()
-            .find(|f| f.name.rsplit(['.', ':']).next() == Some(c.name.as_str()))
-        {
+        if let Some(f) = model.function_named(&c.name) {
             if Some(f.id) == site.func {
                 continue;
             }
-            out.extend(model.calls.iter().filter(|x| x.func == Some(f.id)));
+            out.extend(model.calls_in(Some(f.id)));
         }
     }
     out

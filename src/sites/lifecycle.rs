@@ -3,6 +3,8 @@
 //! and deletes that check ownership in a separate round trip (`GET` then
 //! compare then `DEL`).
 
+use std::collections::{HashMap, HashSet};
+
 use super::command::{chain_successors, Command};
 use super::{LockSite, Release};
 use crate::catalog::{Catalog, CommandRole};
@@ -19,11 +21,14 @@ pub fn complete(
 ) {
     let next = chain_successors(model);
     let chain_end = |id: CallId| super::command::chain_end(&next, id);
+    let blocks = Blocks::new(model);
+    let guard_spans: HashSet<Span> = model.guard_names.iter().map(|(_, sp)| *sp).collect();
+    let reads = Reads::new(model, catalog, cmds);
     for site in sites.iter_mut() {
         site.result_call = chain_end(site.call);
         let call = model.call(site.call);
-        let guard_body = guard_body(model, site.call);
-        let named_guard = model.guard_names.iter().any(|(_, sp)| *sp == site.span);
+        let guard_body = blocks.guard_body(model, site.call);
+        let named_guard = guard_spans.contains(&site.span);
         site.guarded |= call.usage == Usage::Guard || named_guard || guard_body.is_some();
         site.section = match guard_body {
             Some(body) => body,
@@ -44,7 +49,7 @@ pub fn complete(
         };
     }
     for rel in releases.iter_mut() {
-        let Some(get) = guarding_get(model, catalog, cmds, rel, &chain_end) else {
+        let Some(get) = guarding_get(model, &reads, rel, &chain_end) else {
             continue;
         };
         // Inside WATCH ... MULTI/EXEC the server aborts if the key changed:
@@ -62,56 +67,107 @@ pub fn complete(
     }
 }
 
-/// The body a guard-style acquisition runs: the `with` block after it, or a
-/// block / callback passed to it (Ruby `do ... end`, `using(.., async () => ..)`).
-fn guard_body(model: &FileModel, id: CallId) -> Option<Span> {
-    let call = model.call(id);
-    let inside = model
-        .blocks
-        .iter()
-        .find(|b| b.kind == GuardKind::Closure && call.span.contains(b.span))
-        .map(|b| b.span);
-    let with = (call.usage == Usage::Guard)
-        .then(|| {
-            model
-                .blocks
-                .iter()
-                .find(|b| {
-                    b.kind == GuardKind::With
-                        && b.span.start >= call.span.end
-                        && b.parent == Some(call.block)
-                })
-                .map(|b| b.span)
-        })
-        .flatten();
-    inside.or(with)
+/// The file's blocks indexed for [`Blocks::guard_body`]: closures by start,
+/// `with` bodies by parent, so that each site looks at its own neighbours
+/// only (a file of 20,000 sites stays linear).
+struct Blocks {
+    /// Closure blocks, sorted by start.
+    closures: Vec<(usize, Span)>,
+    /// `with` bodies by parent block, in source order.
+    with_by_parent: HashMap<usize, Vec<Span>>,
+}
+
+impl Blocks {
+    fn new(model: &FileModel) -> Blocks {
+        let mut closures: Vec<(usize, Span)> = model
+            .blocks
+            .iter()
+            .filter(|b| b.kind == GuardKind::Closure)
+            .map(|b| (b.span.start, b.span))
+            .collect();
+        closures.sort_by_key(|(start, _)| *start);
+        let mut with_by_parent: HashMap<usize, Vec<Span>> = HashMap::new();
+        for b in model.blocks.iter().filter(|b| b.kind == GuardKind::With) {
+            if let Some(p) = b.parent {
+                with_by_parent.entry(p).or_default().push(b.span);
+            }
+        }
+        for spans in with_by_parent.values_mut() {
+            spans.sort_by_key(|s| s.start);
+        }
+        Blocks {
+            closures,
+            with_by_parent,
+        }
+    }
+
+    /// The body a guard-style acquisition runs: the `with` block after it, or
+    /// a block / callback passed to it (Ruby `do ... end`, `using(.., async () => ..)`).
+    fn guard_body(&self, model: &FileModel, id: CallId) -> Option<Span> {
+        let call = model.call(id);
+        let from = self
+            .closures
+            .partition_point(|(start, _)| *start < call.span.start);
+        let inside = self.closures[from..]
+            .iter()
+            .take_while(|(start, _)| *start < call.span.end)
+            .find(|(_, span)| call.span.contains(*span))
+            .map(|(_, span)| *span);
+        let with = (call.usage == Usage::Guard)
+            .then(|| {
+                let spans = self.with_by_parent.get(&call.block)?;
+                let at = spans.partition_point(|s| s.start < call.span.end);
+                spans.get(at).copied()
+            })
+            .flatten();
+        inside.or(with)
+    }
+}
+
+/// The file's `GET`s by function, each with its key as resolved.
+struct Reads<'c> {
+    by_func: HashMap<Option<usize>, Vec<(&'c Command, String)>>,
+}
+
+impl<'c> Reads<'c> {
+    fn new(model: &FileModel, catalog: &Catalog, cmds: &'c [Command]) -> Reads<'c> {
+        let mut by_func: HashMap<Option<usize>, Vec<(&Command, String)>> = HashMap::new();
+        for g in cmds {
+            let read = catalog
+                .command(&g.name)
+                .is_some_and(|s| s.role == CommandRole::Read);
+            if !read || g.script.is_some() {
+                continue;
+            }
+            let func = model.call(g.call).func;
+            let key = g
+                .keys
+                .first()
+                .map(|k| super::resolve::key_text(model, k, func))
+                .unwrap_or_default();
+            by_func.entry(func).or_default().push((g, key));
+        }
+        Reads { by_func }
+    }
 }
 
 /// `if r.get(key) == token: r.delete(key)`: the `GET` whose comparison decides
 /// this delete.
 fn guarding_get(
     model: &FileModel,
-    catalog: &Catalog,
-    cmds: &[Command],
+    reads: &Reads,
     rel: &Release,
     chain_end: &dyn Fn(CallId) -> CallId,
 ) -> Option<Span> {
     if rel.owner_checked || rel.script_name.is_some() || rel.key_text.is_empty() {
         return None;
     }
-    cmds.iter()
-        .filter(|g| {
-            catalog
-                .command(&g.name)
-                .is_some_and(|s| s.role == CommandRole::Read)
-                && g.script.is_none()
-        })
-        .filter(|g| model.call(g.call).func == rel.func)
-        .filter(|g| {
-            g.keys
-                .first()
-                .is_some_and(|k| super::resolve::key_text(model, k, rel.func) == rel.key_text)
-        })
+    reads
+        .by_func
+        .get(&rel.func)?
+        .iter()
+        .filter(|(g, key)| !g.keys.is_empty() && *key == rel.key_text)
+        .map(|(g, _)| *g)
         .find(|g| {
             let var = model
                 .call(chain_end(g.call))

@@ -18,6 +18,7 @@ pub mod resolve;
 pub mod sql;
 pub mod wrapper;
 
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use serde::Serialize;
@@ -342,16 +343,32 @@ pub fn analyze<'m>(
             .unwrap_or_default();
         (key, text)
     };
+    // Each command's role and key once, and the expiries and deletes by key:
+    // every lookup below is then a map probe, not a pass over the file.
+    let roles: Vec<Option<CommandRole>> = cmds.iter().map(|c| role(catalog, c)).collect();
+    let keys: Vec<String> = cmds.iter().map(|c| key_of(c).1).collect();
+    let mut expires: HashMap<(Option<FuncId>, &str), Vec<usize>> = HashMap::new();
+    let mut deleted: HashSet<&str> = HashSet::new();
+    for (i, c) in cmds.iter().enumerate() {
+        match roles[i] {
+            Some(CommandRole::Expire) => expires.entry((func_of(c), &keys[i])).or_default().push(i),
+            Some(CommandRole::Release) => {
+                deleted.insert(&keys[i]);
+            }
+            _ => {}
+        }
+    }
+    let got: std::cell::OnceCell<HashSet<String>> = std::cell::OnceCell::new();
     let mut sites = Vec::new();
     let discarded =
         |c: &Command| model.call(command::chain_end(&next, c.call)).usage == Usage::Discarded;
-    for cmd in &cmds {
+    for (ci, cmd) in cmds.iter().enumerate() {
+        if roles[ci] != Some(CommandRole::Acquire) {
+            continue;
+        }
         let Some(spec) = catalog.command(&cmd.name) else {
             continue;
         };
-        if spec.role != CommandRole::Acquire {
-            continue;
-        }
         if spec
             .acquire_when
             .as_deref()
@@ -368,12 +385,14 @@ pub fn analyze<'m>(
         let mut separate_expire = None;
         if matches!(ttl, Ttl::Absent) {
             // An EXPIRE on the same key afterwards: atomic inside one script, otherwise not.
-            let later = cmds.iter().find(|e| {
-                role(catalog, e) == Some(CommandRole::Expire)
-                    && func_of(e) == func_of(cmd)
-                    && e.span.start >= cmd.span.start
-                    && key_of(e).1 == key_text
-            });
+            let later = expires
+                .get(&(func_of(cmd), key_text.as_str()))
+                .and_then(|found| {
+                    found
+                        .iter()
+                        .map(|&e| &cmds[e])
+                        .find(|e| e.span.start >= cmd.span.start)
+                });
             match later {
                 Some(e) if same_script(e, cmd) => ttl = Ttl::Given(e.ttl.clone()),
                 Some(e) => separate_expire = Some(e.span),
@@ -383,17 +402,18 @@ pub fn analyze<'m>(
         // `SET watermark now NX` whose reply nobody reads, read back with `GET`
         // elsewhere in the file, with no expiry, no delete and no lock word in
         // the key: a default value set once (get-or-create), not a lock.
-        let released = || {
-            cmds.iter()
-                .any(|d| role(catalog, d) == Some(CommandRole::Release) && key_of(d).1 == key_text)
-        };
+        let released = || deleted.contains(key_text.as_str());
         // Read back on whatever client holds it (`this.redis.get(KEY)`).
         let read_back = || {
-            model.calls.iter().any(|c| {
-                c.name.eq_ignore_ascii_case("get")
-                    && c.positional(0)
-                        .is_some_and(|a| resolve::key_text(model, a, c.func) == key_text)
+            got.get_or_init(|| {
+                model
+                    .calls
+                    .iter()
+                    .filter(|c| c.name.eq_ignore_ascii_case("get"))
+                    .filter_map(|c| Some(resolve::key_text(model, c.positional(0)?, c.func)))
+                    .collect()
             })
+            .contains(&key_text)
         };
         let lock_key = || {
             let written = key.as_ref().map_or("", |k| k.text.as_str());
@@ -444,13 +464,18 @@ pub fn analyze<'m>(
     let mut releases = Vec::new();
     library::analyze(model, catalog, &next, &mut sites, &mut releases);
     sql::analyze(model, catalog, &mut sites, &mut releases);
-    for cmd in &cmds {
+    // The sites by key, in order: a release pairs with the first that fits.
+    let mut by_key: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, s) in sites.iter().enumerate() {
+        by_key.entry(s.key_text.clone()).or_default().push(i);
+    }
+    for (ci, cmd) in cmds.iter().enumerate() {
+        if roles[ci] != Some(CommandRole::Release) {
+            continue;
+        }
         let Some(spec) = catalog.command(&cmd.name) else {
             continue;
         };
-        if spec.role != CommandRole::Release {
-            continue;
-        }
         let owner_checked = spec
             .owner_checked_when
             .iter()
@@ -462,10 +487,10 @@ pub fn analyze<'m>(
             let key_text = resolved.text.clone();
             // An unbound name (a parameter) only means the same key within one function.
             let local_only = resolved.as_name().is_some();
-            let paired = sites.iter().position(|s| {
-                !key_text.is_empty()
-                    && s.key_text == key_text
-                    && (!local_only || s.func == func_of(cmd))
+            let paired = by_key.get(&key_text).and_then(|found| {
+                found.iter().copied().find(|&i| {
+                    !key_text.is_empty() && (!local_only || sites[i].func == func_of(cmd))
+                })
             });
             let lock_evidence = match paired {
                 Some(i) => Some(format!("same key as the {} acquisition", sites[i].command)),

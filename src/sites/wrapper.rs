@@ -10,9 +10,13 @@
 
 use std::path::{Path, PathBuf};
 
+use std::collections::{HashMap, HashSet};
+
 use super::{resolve, FileAnalysis, LockSite, Ttl, Wait};
 use crate::lang::profile::profile;
-use crate::model::{mentions, Call, Expr, FileModel, Function, GuardKind, Language, Span};
+use crate::model::{
+    mentions, Call, Conditional, Exit, Expr, FileModel, FuncId, Function, GuardKind, Language, Span,
+};
 
 /// A function that acquires a lock for its callers.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -48,72 +52,102 @@ fn params_without_self(f: &Function, language: Language) -> Vec<&str> {
         .collect()
 }
 
-/// Does the function look like a lock helper, beyond merely containing a lock?
-fn is_helper(
-    fa: &FileAnalysis,
-    f: &Function,
-    site: &LockSite,
-    catalog_words: &[String],
-) -> (bool, bool, bool) {
-    let model = fa.model;
-    let params = params_without_self(f, fa.model.language);
-    let inside = |sp: crate::model::Span| f.span.contains(sp);
-    // Runs a callback or yields under the lock.
-    let calls_param = model.calls.iter().any(|c| {
-        inside(c.span)
-            && c.span.start > site.span.start
-            && (params.contains(&c.callee.as_str())
-                || c.receiver
-                    .as_deref()
-                    .and_then(|r| r.as_name())
-                    .is_some_and(|r| params.contains(&r)))
-    });
-    let yields = fa.text.get(site.span.end..f.span.end).is_some_and(|t| {
-        t.split(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .any(|w| w == "yield")
-    });
-    let guard = calls_param || yields;
-    // Returns the handle or the result.
-    let result = model.call(site.result_call).usage.bound_names();
-    let returns = model.exits.iter().any(|e| {
-        inside(e.span)
-            && (e.span.contains(site.span)
+/// What a function does that makes its locks a helper's: computed once per
+/// function with a lock site, so that a file of many sites stays linear.
+struct Shape<'f> {
+    params: Vec<&'f str>,
+    /// The last call of a parameter (a callback run under the lock).
+    last_param_call: Option<usize>,
+    /// The last `yield` (Python, Ruby, JavaScript generators).
+    last_yield: Option<usize>,
+    exits: Vec<&'f Exit>,
+    conditionals: Vec<&'f Conditional>,
+    named: bool,
+}
+
+impl<'f> Shape<'f> {
+    fn new(fa: &'f FileAnalysis, f: &'f Function) -> Shape<'f> {
+        let model = fa.model;
+        let params = params_without_self(f, model.language);
+        let last_param_call = model
+            .calls_in(Some(f.id))
+            .filter(|c| {
+                params.contains(&c.callee.as_str())
+                    || c.receiver
+                        .as_deref()
+                        .and_then(|r| r.as_name())
+                        .is_some_and(|r| params.contains(&r))
+            })
+            .map(|c| c.span.start)
+            .max();
+        let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        let last_yield = fa.text.get(f.span.start..f.span.end).and_then(|t| {
+            t.match_indices("yield")
+                .filter(|(i, w)| {
+                    !word(t[..*i].chars().next_back()) && !word(t[i + w.len()..].chars().next())
+                })
+                .map(|(i, _)| f.span.start + i)
+                .last()
+        });
+        let named = resolve::words(&f.name).iter().any(|w| {
+            fa.catalog.lock_words.contains(w)
+                || matches!(w.as_str(), "acquire" | "lock" | "locked" | "locking")
+        });
+        Shape {
+            params,
+            last_param_call,
+            last_yield,
+            exits: model.exits_in(Some(f.id)).collect(),
+            conditionals: model.conditionals_in(Some(f.id)).collect(),
+            named,
+        }
+    }
+
+    /// Does the function look like a lock helper for `site`, beyond merely
+    /// containing a lock? (helper, runs a callback / yields under it, returns
+    /// the handle or result).
+    fn helper(&self, fa: &FileAnalysis, site: &LockSite) -> (bool, bool, bool) {
+        let calls_param = self.last_param_call.is_some_and(|at| at > site.span.start);
+        let yields = self.last_yield.is_some_and(|at| at >= site.span.end);
+        let guard = calls_param || yields;
+        let result = fa.model.call(site.result_call).usage.bound_names();
+        let returns = self.exits.iter().any(|e| {
+            e.span.contains(site.span)
                 || result
                     .iter()
                     .copied()
                     .chain(site.handle.as_deref())
-                    .any(|n| mentions(&e.value, n)))
-    });
-    let named = resolve::words(&f.name).iter().any(|w| {
-        catalog_words.contains(w) || matches!(w.as_str(), "acquire" | "lock" | "locked" | "locking")
-    });
-    (named || guard || returns, guard, returns)
-}
+                    .any(|n| mentions(&e.value, n))
+        });
+        (self.named || guard || returns, guard, returns)
+    }
 
-/// Is the acquisition taken only when a parameter says so
-/// (`if for_update: q = q.with_for_update()`)? Then a call locks nothing unless
-/// its caller asks, which the call's arguments decide, not the helper.
-fn on_request(fa: &FileAnalysis, f: &Function, site: &LockSite) -> bool {
-    let params = params_without_self(f, fa.model.language);
-    fa.model.conditionals.iter().any(|c| {
-        c.func == Some(f.id)
-            && c.stmt.contains(site.span)
-            && !c.cond.contains(site.span)
-            && params.iter().any(|p| mentions(&c.text, p))
-    })
+    /// Is the acquisition taken only when a parameter says so
+    /// (`if for_update: q = q.with_for_update()`)? Then a call locks nothing
+    /// unless its caller asks, which the call's arguments decide, not the helper.
+    fn on_request(&self, site: &LockSite) -> bool {
+        self.conditionals.iter().any(|c| {
+            c.stmt.contains(site.span)
+                && !c.cond.contains(site.span)
+                && self.params.iter().any(|p| mentions(&c.text, p))
+        })
+    }
 }
 
 /// The wrappers a file defines.
 pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usize) -> Vec<Wrapper> {
     let mut out = Vec::new();
+    let mut named: HashSet<&str> = HashSet::new();
+    let mut shapes: HashMap<FuncId, Shape> = HashMap::new();
     for site in fa.sites.iter().filter(|s| s.via.is_none()) {
         let Some(func) = site.func else { continue };
         let f = &fa.model.functions[func];
-        if on_request(fa, f, site) {
+        let shape = shapes.entry(func).or_insert_with(|| Shape::new(fa, f));
+        if shape.on_request(site) {
             continue;
         }
-        let (helper, guard, returns) = is_helper(fa, f, site, &fa.catalog.lock_words);
-        if !helper || out.iter().any(|w: &Wrapper| w.name == simple_name(&f.name)) {
+        let (helper, guard, returns) = shape.helper(fa, site);
+        if !helper || !named.insert(simple_name(&f.name)) {
             continue;
         }
         let params = params_without_self(f, fa.model.language);

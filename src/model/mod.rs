@@ -8,6 +8,10 @@
 use serde::Serialize;
 use std::collections::HashMap;
 
+mod index;
+
+pub use index::{AssignIndex, ByFunction};
+
 /// A byte range `[start, end)` into the file's text.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, serde::Deserialize, PartialOrd, Ord,
@@ -450,7 +454,17 @@ pub struct FileModel {
     /// `assigns` by target name, built on first [`FileModel::lookup`]: lookups
     /// run per argument, so a linear search would make dense files quadratic.
     /// Reset it after changing `assigns`.
-    pub assigns_by_name: std::sync::OnceLock<HashMap<String, Vec<usize>>>,
+    pub assigns_by_name: std::sync::OnceLock<AssignIndex>,
+    /// Are `blocks` in pre-order (starts never decrease)? The lowerings record
+    /// them so; checked once, on the first [`FileModel::inside`].
+    pub blocks_in_order: std::sync::OnceLock<bool>,
+    /// Calls, exits, conditionals and assignments by enclosing function,
+    /// built on first use: a question about one function looks at its own
+    /// statements only. Reset it after changing those lists.
+    pub by_function: std::sync::OnceLock<ByFunction>,
+    /// The first function of each simple name (`render` for `Report.render`),
+    /// built on first [`FileModel::function_named`].
+    pub functions_by_name: std::sync::OnceLock<HashMap<String, FuncId>>,
 }
 
 impl FileModel {
@@ -467,6 +481,9 @@ impl FileModel {
             functions: Vec::new(),
             assigns: Vec::new(),
             assigns_by_name: Default::default(),
+            blocks_in_order: Default::default(),
+            by_function: Default::default(),
+            functions_by_name: Default::default(),
             imports: Vec::new(),
             comments: Vec::new(),
             syntax_errors: Vec::new(),
@@ -516,50 +533,9 @@ impl FileModel {
         })
     }
 
-    /// The closest assignment to `name` visible from `at` in function `func`:
-    /// a local one before `at`, else a module-level one.
-    pub fn lookup(&self, name: &str, func: Option<FuncId>, at: usize) -> Option<&Assign> {
-        let index = self.assigns_by_name.get_or_init(|| {
-            let mut index: HashMap<String, Vec<usize>> = HashMap::new();
-            for (i, a) in self.assigns.iter().enumerate() {
-                index.entry(a.target.clone()).or_default().push(i);
-            }
-            index
-        });
-        let same_name = || {
-            index
-                .get(name)
-                .into_iter()
-                .flatten()
-                .map(|&i| &self.assigns[i])
-        };
-        let local = same_name()
-            .filter(|a| a.func == func && func.is_some() && a.span.start < at)
-            .max_by_key(|a| a.span.start);
-        local.or_else(|| same_name().find(|a| a.func.is_none()))
-    }
-
     pub fn function_param(&self, func: Option<FuncId>, name: &str) -> Option<&Param> {
         let f = &self.functions[func?];
         f.params.iter().find(|p| p.name == name)
-    }
-}
-
-impl FileModel {
-    /// The innermost block containing `span`.
-    pub fn block_at(&self, span: Span) -> BlockId {
-        self.blocks
-            .iter()
-            .filter(|b| b.span.contains(span))
-            .min_by_key(|b| b.span.end - b.span.start)
-            .map_or(0, |b| b.id)
-    }
-
-    /// Is `span` inside a block of one of these kinds (or one nested in it)?
-    pub fn inside(&self, span: Span, kinds: &[GuardKind]) -> bool {
-        self.blocks
-            .iter()
-            .any(|b| kinds.contains(&b.kind) && b.span.contains(span))
     }
 }
 

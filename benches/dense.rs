@@ -1,0 +1,51 @@
+//! Per-file analysis must stay linear in the size of a file: generated files
+//! with many lock sites (`bench/gen_dense.py`) checked one at a time.
+//!
+//! `cargo bench --bench dense` prints the median of 3 runs per file:
+//! - `dense.py`: 20,000 small functions, each `SET NX PX` then `DEL`
+//! - `pairs.py`: one function with 5,000 sequential `SET NX` / `DEL` pairs
+//! - `ordinary.py`: 100,000 lines of ordinary code that mention redis once
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use lock_audit::catalog::Catalog;
+use lock_audit::{check, Settings};
+
+fn corpus() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = root.join("target/bench-dense");
+    if !dir.join("ordinary.py").exists() {
+        let status = Command::new("python3")
+            .arg(root.join("bench/gen_dense.py"))
+            .arg(&dir)
+            .status()
+            .expect("python3 runs bench/gen_dense.py");
+        assert!(status.success(), "generation failed");
+    }
+    dir
+}
+
+fn main() {
+    let dir = corpus();
+    let catalog = Catalog::builtin().expect("built-in catalog");
+    let settings = Settings::default();
+    for name in ["dense.py", "pairs.py", "ordinary.py"] {
+        let file = dir.join(name);
+        let lines = std::fs::read(&file).map_or(0, |b| b.iter().filter(|c| **c == b'\n').count());
+        let mut runs: Vec<Duration> = Vec::new();
+        let mut sites = 0;
+        for _ in 0..3 {
+            let t = Instant::now();
+            let r = check(std::slice::from_ref(&file), &catalog, &settings);
+            runs.push(t.elapsed());
+            sites = r.summary.sites;
+        }
+        runs.sort();
+        println!(
+            "{name:<12} {lines:>7} lines {sites:>6} sites  median {:>8.1} ms",
+            runs[1].as_secs_f64() * 1000.0
+        );
+    }
+}

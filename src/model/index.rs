@@ -1,0 +1,149 @@
+//! Indexes over a file's model, built on first use so that questions about
+//! one name, one function or one span cost in proportion to the answer, not
+//! to the file (a generated file of 20,000 functions stays linear).
+
+use std::collections::HashMap;
+
+use super::{Assign, Call, Conditional, Exit, FileModel, FuncId, Function, GuardKind, Span};
+
+/// Assignments by target name, then by enclosing function (`None`: module
+/// level), in source order: a lookup reads only its own scope's.
+pub type AssignIndex = HashMap<String, HashMap<Option<FuncId>, Vec<usize>>>;
+
+/// Indices of a file's statements by enclosing function (slot 0: outside
+/// any function, slot `f + 1`: function `f`).
+#[derive(Debug, Clone, Default)]
+pub struct ByFunction {
+    calls: Vec<Vec<usize>>,
+    exits: Vec<Vec<usize>>,
+    conditionals: Vec<Vec<usize>>,
+    assigns: Vec<Vec<usize>>,
+}
+
+impl ByFunction {
+    pub(super) fn build(model: &FileModel) -> ByFunction {
+        let slots = model.functions.len() + 1;
+        let group = |funcs: &mut dyn Iterator<Item = Option<FuncId>>| {
+            let mut out = vec![Vec::new(); slots];
+            for (i, f) in funcs.enumerate() {
+                if let Some(slot) = out.get_mut(f.map_or(0, |f| f + 1)) {
+                    slot.push(i);
+                }
+            }
+            out
+        };
+        ByFunction {
+            calls: group(&mut model.calls.iter().map(|c| c.func)),
+            exits: group(&mut model.exits.iter().map(|e| e.func)),
+            conditionals: group(&mut model.conditionals.iter().map(|c| c.func)),
+            assigns: group(&mut model.assigns.iter().map(|a| a.func)),
+        }
+    }
+}
+
+impl FileModel {
+    fn by_function(&self) -> &ByFunction {
+        self.by_function.get_or_init(|| ByFunction::build(self))
+    }
+
+    fn slot(list: &[Vec<usize>], func: Option<FuncId>) -> &[usize] {
+        list.get(func.map_or(0, |f| f + 1))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// The calls whose enclosing function is `func` (`None`: top level).
+    pub fn calls_in(&self, func: Option<FuncId>) -> impl Iterator<Item = &Call> {
+        Self::slot(&self.by_function().calls, func)
+            .iter()
+            .map(|&i| &self.calls[i])
+    }
+
+    pub fn exits_in(&self, func: Option<FuncId>) -> impl Iterator<Item = &Exit> {
+        Self::slot(&self.by_function().exits, func)
+            .iter()
+            .map(|&i| &self.exits[i])
+    }
+
+    pub fn conditionals_in(&self, func: Option<FuncId>) -> impl Iterator<Item = &Conditional> {
+        Self::slot(&self.by_function().conditionals, func)
+            .iter()
+            .map(|&i| &self.conditionals[i])
+    }
+
+    pub fn assigns_in(&self, func: Option<FuncId>) -> impl Iterator<Item = &Assign> {
+        Self::slot(&self.by_function().assigns, func)
+            .iter()
+            .map(|&i| &self.assigns[i])
+    }
+
+    /// The first function whose last name segment is `name`.
+    pub fn function_named(&self, name: &str) -> Option<&Function> {
+        let index = self.functions_by_name.get_or_init(|| {
+            let mut index = HashMap::new();
+            for f in &self.functions {
+                let simple = f.name.rsplit(['.', ':']).next().unwrap_or(&f.name);
+                index.entry(simple.to_string()).or_insert(f.id);
+            }
+            index
+        });
+        index.get(name).map(|&id| &self.functions[id])
+    }
+
+    /// The closest assignment to `name` visible from `at` in function `func`:
+    /// a local one before `at`, else a module-level one.
+    pub fn lookup(&self, name: &str, func: Option<FuncId>, at: usize) -> Option<&Assign> {
+        let index = self.assigns_by_name.get_or_init(|| {
+            let mut index: AssignIndex = HashMap::new();
+            for (i, a) in self.assigns.iter().enumerate() {
+                index
+                    .entry(a.target.clone())
+                    .or_default()
+                    .entry(a.func)
+                    .or_default()
+                    .push(i);
+            }
+            index
+        });
+        let scope = |f: Option<FuncId>| {
+            index
+                .get(name)
+                .and_then(|by_func| by_func.get(&f))
+                .into_iter()
+                .flatten()
+                .map(|&i| &self.assigns[i])
+        };
+        let local = func.and_then(|_| {
+            scope(func)
+                .filter(|a| a.span.start < at)
+                .max_by_key(|a| a.span.start)
+        });
+        local.or_else(|| scope(None).next())
+    }
+
+    /// Is `span` inside a block of one of these kinds (or one nested in it)?
+    pub fn inside(&self, span: Span, kinds: &[GuardKind]) -> bool {
+        let ordered = *self.blocks_in_order.get_or_init(|| {
+            self.blocks
+                .windows(2)
+                .all(|w| w[0].span.start <= w[1].span.start)
+        });
+        if !ordered {
+            return self
+                .blocks
+                .iter()
+                .any(|b| kinds.contains(&b.kind) && b.span.contains(span));
+        }
+        // The blocks containing `span` are the innermost one and its
+        // ancestors; in pre-order, the last block starting at or before
+        // `span` is the innermost one or a descendant of it.
+        let i = self.blocks.partition_point(|b| b.span.start <= span.start);
+        let mut at = i.checked_sub(1);
+        while let Some(b) = at.map(|i| &self.blocks[i]) {
+            if b.span.contains(span) && kinds.contains(&b.kind) {
+                return true;
+            }
+            at = b.parent;
+        }
+        false
+    }
+}
