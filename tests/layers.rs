@@ -203,8 +203,9 @@ fn language_knowledge_stays_in_lang() {
             if path.starts_with("checks/") && code.contains("fa.text") {
                 bad.push(format!("{path}:{}: a check reads source text", i + 1));
             }
-            let outside =
-                !path.starts_with("lang/") && !path.starts_with("model") && !path.starts_with("catalog/");
+            let outside = !path.starts_with("lang/")
+                && !path.starts_with("model")
+                && !path.starts_with("catalog/");
             let variant = [
                 "Python",
                 "Rust",

@@ -131,6 +131,8 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
         if let Some(v) = &raw.vocabulary {
             cat.lock_words
                 .extend(v.lock_words.iter().map(|w| w.to_ascii_lowercase()));
+            cat.marker_words
+                .extend(v.marker_words.iter().map(|w| w.to_ascii_lowercase()));
             cat.watch_methods.extend(v.watch_methods.iter().cloned());
             cat.log_methods.extend(v.log_methods.iter().cloned());
         }

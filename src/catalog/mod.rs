@@ -133,6 +133,7 @@ pub struct Catalog {
     pub apis: Vec<Api>,
     pub commands: HashMap<String, CommandSpec>,
     pub lock_words: Vec<String>,
+    pub marker_words: Vec<String>,
     pub watch_methods: Vec<String>,
     pub log_methods: Vec<String>,
     pub triggers: Vec<String>,

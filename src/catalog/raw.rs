@@ -281,6 +281,10 @@ pub struct RawVocabulary {
     /// Words that mark a key or variable as a lock (`lock`, `mutex`, `leader`).
     #[serde(default)]
     pub lock_words: Vec<String>,
+    /// Words that mark a `SET NX` key as a de-duplication marker (`seen`,
+    /// `dedupe`, `idempotent`), unless a lock word is there too.
+    #[serde(default)]
+    pub marker_words: Vec<String>,
     /// Methods that start an optimistic transaction on a key (`watch`): a
     /// GET-compare-DEL after one is checked by the server at EXEC.
     #[serde(default)]

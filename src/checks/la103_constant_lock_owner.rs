@@ -34,6 +34,8 @@ declare_rule! {
     /// Random or generated tokens (UUIDs, `secrets`, library-generated
     /// owners), values computed at run time, parameters; constant values of
     /// dedup markers that are never released.
+    /// De-duplication markers (class `marker`: a `SET NX` key such as
+    /// `trace:{id}:seen` that records that something happened, not a lock).
     RULE {
         code: "LA103",
         name: "constant-lock-owner",
@@ -46,7 +48,7 @@ declare_rule! {
 }
 
 fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
-    for site in &fa.sites {
+    for site in fa.locks() {
         // A wrapper's call: the acquisition is checked once, inside the wrapper.
         if site.via.is_some() {
             continue;

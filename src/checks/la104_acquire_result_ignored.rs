@@ -33,6 +33,8 @@ declare_rule! {
     /// Results tested by `if`/`while`/`match`/ternaries/`unless`, returned to
     /// the caller, or passed on; blocking acquires that raise or wait
     /// (Redisson `lock()`, `with r.lock(...)`).
+    /// De-duplication markers (class `marker`: a `SET NX` key such as
+    /// `trace:{id}:seen` that records that something happened, not a lock).
     RULE {
         code: "LA104",
         name: "acquire-result-ignored",
@@ -100,7 +102,7 @@ fn sql_fetched(fa: &FileAnalysis, site: &LockSite) -> bool {
 }
 
 fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
-    for site in &fa.sites {
+    for site in fa.locks() {
         if !site.try_acquire || site.guarded {
             continue;
         }

@@ -44,7 +44,7 @@ declare_rule! {
 }
 
 fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
-    for site in &fa.sites {
+    for site in fa.locks() {
         // A wrapper's call: the acquisition is checked once, inside the wrapper.
         if site.via.is_some() {
             continue;

@@ -41,6 +41,8 @@ declare_rule! {
     /// as a lock when it is the key of an acquisition in the same file or its
     /// name says so (`lock`, `mutex`, `leader`, `lease`...). Library releases
     /// that check ownership (redis-py `Lock.release()`, Redisson `unlock()`).
+    /// De-duplication markers (class `marker`: a `SET NX` key such as
+    /// `trace:{id}:seen` that records that something happened, not a lock).
     RULE {
         code: "LA201",
         name: "unchecked-release",
@@ -53,7 +55,7 @@ declare_rule! {
 }
 
 fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
-    for rel in &fa.releases {
+    for rel in fa.lock_releases() {
         // A GET-compare-DEL is LA202's, not this rule's.
         if rel.owner_checked || rel.racy_get.is_some() {
             continue;

@@ -45,7 +45,7 @@ declare_rule! {
 }
 
 fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
-    for rel in &fa.releases {
+    for rel in fa.lock_releases() {
         let Some(get) = rel.racy_get else { continue };
         let mut f = Finding::new(
             &RULE,

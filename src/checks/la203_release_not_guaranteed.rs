@@ -43,6 +43,8 @@ declare_rule! {
     /// not-acquired path (`if !ok { return }`), releases in another function
     /// (the path cannot be followed), raw `SET NX` markers that are left to
     /// expire, and handles returned or stored for release elsewhere.
+    /// De-duplication markers (class `marker`: a `SET NX` key such as
+    /// `trace:{id}:seen` that records that something happened, not a lock).
     RULE {
         code: "LA203",
         name: "release-not-guaranteed",
@@ -134,7 +136,7 @@ fn escapes(model: &FileModel, site: &LockSite) -> bool {
 
 fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
     let model = fa.model;
-    for site in &fa.sites {
+    for site in fa.locks() {
         // A wrapper's call: the acquisition is checked once, inside the wrapper.
         if site.via.is_some() {
             continue;

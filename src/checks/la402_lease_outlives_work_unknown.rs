@@ -40,7 +40,7 @@ declare_rule! {
 }
 
 fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
-    for site in &fa.sites {
+    for site in fa.locks() {
         if !matches!(site.ttl, Ttl::Given(_) | Ttl::Default(_)) || site.renews {
             continue;
         }

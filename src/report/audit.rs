@@ -188,8 +188,15 @@ fn summary(rows: &[Row]) -> String {
             r.site.class == Class::Correctness && r.site.writes && r.site.protection == "none"
         })
         .count();
+    let markers = match count(Class::Marker) {
+        0 => String::new(),
+        n => format!(
+            ", {n} de-duplication marker{}",
+            if n == 1 { "" } else { "s" }
+        ),
+    };
     format!(
-        "{} lock site{}: {} correctness ({} unprotected), {} efficiency, {} unclassified",
+        "{} lock site{}: {} correctness ({} unprotected), {} efficiency, {} unclassified{markers}",
         rows.len(),
         if rows.len() == 1 { "" } else { "s" },
         count(Class::Correctness),

@@ -80,6 +80,26 @@ fn score_words(
     }
 }
 
+/// A raw `SET NX` whose key records that something happened (a marker word,
+/// no lock word): the evidence, or `None` for a lock.
+fn marker(fa: &FileAnalysis, site: &LockSite) -> Option<String> {
+    if site.kind != super::SiteKind::Command || site.via.is_some() {
+        return None;
+    }
+    let written = site.key.as_ref().map_or("", |k| k.text.as_str());
+    let texts = [written, site.key_text.as_str()];
+    if super::lock_words(fa.catalog, &texts).is_some() {
+        return None;
+    }
+    let word = texts
+        .iter()
+        .flat_map(|t| resolve::words(t))
+        .find(|w| fa.catalog.marker_words.iter().any(|m| m == w))?;
+    Some(format!(
+        "key mentions \"{word}\": a de-duplication marker, not a lock"
+    ))
+}
+
 /// Classifies `site`, returning its class, the evidence, and its section's effects.
 pub fn classify(
     fa: &FileAnalysis,
@@ -103,6 +123,9 @@ pub fn classify(
     }
     if let Some((class, why)) = config.and_then(|f| f(site, fa)) {
         return (class, vec![why], effects);
+    }
+    if let Some(why) = marker(fa, site) {
+        return (Class::Marker, vec![why], effects);
     }
     let (mut c, mut e) = (0, 0);
     let mut evidence = Vec::new();
