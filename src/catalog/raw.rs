@@ -281,6 +281,10 @@ pub struct RawVocabulary {
     /// Words that mark a key or variable as a lock (`lock`, `mutex`, `leader`).
     #[serde(default)]
     pub lock_words: Vec<String>,
+    /// Constructors of in-memory collections (`ArrayList`, `set`, `Vec`): calls
+    /// on what they build are not critical-section effects.
+    #[serde(default)]
+    pub in_memory_constructors: Vec<String>,
     /// Words that mark a `SET NX` key as a de-duplication marker (`seen`,
     /// `dedupe`, `idempotent`), unless a lock word is there too.
     #[serde(default)]

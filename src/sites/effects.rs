@@ -6,7 +6,7 @@
 use super::{resolve, FileAnalysis, LockSite};
 use crate::catalog::raw::{ClassName, EffectKind, RawEffect};
 use crate::catalog::Catalog;
-use crate::model::{mentions, Call, FileModel, Span};
+use crate::model::{mentions, Call, ExprKind, FileModel, Span};
 
 /// A call in a critical section with a catalogued effect.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -95,6 +95,30 @@ fn receiver_words(call: &Call) -> Vec<String> {
         .as_deref()
         .map(|r| resolve::words(&r.text))
         .unwrap_or_default()
+}
+
+/// Is `call` made on an in-memory collection built in its function (a list
+/// or map literal, `new ArrayList<>()`, `set()`, `Vec::new()`)? Then it
+/// writes to memory, whatever its method is called.
+fn in_memory(catalog: &Catalog, model: &FileModel, call: &Call) -> bool {
+    let Some(receiver) = call.receiver.as_deref() else {
+        return false;
+    };
+    let value = resolve::resolve(model, receiver, call.func);
+    match &value.kind {
+        ExprKind::List(_) | ExprKind::Map(_) => true,
+        // A constructor or free function (`set()`, `new ArrayList<>()`,
+        // `Vec::new()`: the type names it), never a method such as `r.set(..)`.
+        ExprKind::Call(id) if model.call(*id).receiver.is_none() => {
+            let built = model.call(*id);
+            let ty = built.callee.rsplit("::").nth(1).unwrap_or(&built.name);
+            catalog
+                .in_memory_constructors
+                .iter()
+                .any(|c| *c == built.name || *c == ty)
+        }
+        _ => false,
+    }
 }
 
 fn matches_effect(model: &FileModel, call: &Call, e: &RawEffect) -> bool {
@@ -233,6 +257,9 @@ pub fn of_section(fa: &FileAnalysis, site: &LockSite) -> Vec<Effect> {
     let tokens = token_names(fa, site);
     let mut out = Vec::new();
     for call in section_calls(model, site) {
+        if in_memory(fa.catalog, model, call) {
+            continue;
+        }
         let Some(e) = fa
             .catalog
             .effects
