@@ -83,11 +83,11 @@ pub fn project_root(config: Option<&Path>, first: &Path) -> PathBuf {
 pub fn rel_to(root: &Path, path: &Path) -> String {
     let abs = absolute(path);
     let root = if root.is_absolute() {
-        root.to_path_buf()
+        std::borrow::Cow::Borrowed(root)
     } else {
-        absolute(root)
+        std::borrow::Cow::Owned(absolute(root))
     };
-    let rel = abs.strip_prefix(&root).unwrap_or(path);
+    let rel = abs.strip_prefix(root.as_ref()).unwrap_or(path);
     let s = rel.to_string_lossy().replace('\\', "/");
     let s = s.strip_prefix("./").map(str::to_string).unwrap_or(s);
     if s.is_empty() {

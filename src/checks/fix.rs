@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::Catalog;
-use crate::model::{Expr, ExprKind, Span};
+use crate::model::{Expr, Span};
 
 /// The redis.io compare-and-delete release, the `{script}` of a template.
 pub const COMPARE_AND_DELETE: &str = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
@@ -56,13 +56,11 @@ pub fn fill(template: &str, values: &[(&str, &str)]) -> String {
 /// acquisition? A name or a field path can; a call (`uuid4()`) or a literal
 /// would not be the same value (or not be a token at all).
 pub fn repeatable(owner: &Expr) -> bool {
-    let e = owner.peel();
-    matches!(e.kind, ExprKind::Name(_))
-        || (!e.text.is_empty()
-            && e.text
-                .chars()
-                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '@' | '$'))
-            && !e.text.starts_with(|c: char| c.is_ascii_digit()))
+    let t = &owner.peel().text;
+    !t.is_empty()
+        && t.chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '@' | '$'))
+        && !t.starts_with(|c: char| c.is_ascii_digit())
 }
 
 /// Does the key name a lock (`lock:job:1`, `JOB_LOCK`)? A rewrite is applied

@@ -57,7 +57,7 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
             // this rule's business. Advisory locks are, unless `lock_timeout`
             // bounds every lock wait of the session.
             let clause = site.command.contains(' ') || site.command.is_empty();
-            if clause || fa.sets_lock_timeout {
+            if clause || fa.sets_lock_timeout() {
                 continue;
             }
         }

@@ -32,7 +32,7 @@ pub(super) fn run(args: CheckArgs) -> ExitCode {
             return usage_error(&format!("{}: no such file or directory", missing.display()));
         }
     }
-    if args.statistics && statistics::render(&Report::default(), args.format).is_none() {
+    if args.statistics && !statistics::supports(args.format) {
         return usage_error("--statistics prints a table (human, concise) or JSON (--format json)");
     }
     let Ok(config) = load_config(args.config.as_ref(), &paths) else {

@@ -20,6 +20,11 @@ fn counts(report: &Report) -> Vec<(usize, &'static Rule)> {
     counts
 }
 
+/// Does `format` have a statistics form?
+pub(super) fn supports(format: Format) -> bool {
+    matches!(format, Format::Json | Format::Human | Format::Concise)
+}
+
 /// The statistics in `format`: JSON for `json`, else the table; `None` for a
 /// format that has no statistics form.
 pub(super) fn render(report: &Report, format: Format) -> Option<String> {

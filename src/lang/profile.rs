@@ -55,54 +55,13 @@ const HASH: &[&str] = &["#"];
 const SLASHES: &[&str] = &["//", "/*", "*"];
 const BANG: &[&str] = &["!"];
 
-static PYTHON: Profile = Profile {
-    line_comment: "#",
-    comment_starts: HASH,
-    negation_prefixes: &["not "],
-    negation_tests: &["is None", "is False", "== false"],
-    self_names: &["self"],
-    self_params: &["self", "cls"],
-    calls_may_raise: true,
-    early_exits: ALL_EXITS,
-    module_is_folder: false,
-    package_scope: false,
-    qualified_constants: false,
-    duration_names: &[],
-    duration_calls: &[],
-    duration_casts: &[],
-    test_files: &["test_*.py", "*_test.py"],
-    minified_bundles: false,
-};
-
-static RUBY: Profile = Profile {
-    line_comment: "#",
-    comment_starts: HASH,
-    negation_prefixes: &["not ", "!"],
-    negation_tests: &["== false", "== nil", ".nil?"],
-    self_names: &["self", "@"],
-    self_params: &["self"],
-    calls_may_raise: true,
-    early_exits: ALL_EXITS,
-    module_is_folder: false,
-    package_scope: false,
-    qualified_constants: false,
-    duration_names: &[],
-    duration_calls: &[
-        ("seconds", 1000.0),
-        ("milliseconds", 1.0),
-        ("minutes", 60_000.0),
-        ("hours", 3_600_000.0),
-    ],
-    duration_casts: &[],
-    test_files: &["*_spec.rb"],
-    minified_bundles: false,
-};
-
-static JAVASCRIPT: Profile = Profile {
+/// What most languages share: C-style comments, `!`, exceptions, no package
+/// scope; each profile states where it differs.
+const C_STYLE: Profile = Profile {
     line_comment: "//",
     comment_starts: SLASHES,
     negation_prefixes: BANG,
-    negation_tests: &["== false", "=== false"],
+    negation_tests: &["== false"],
     self_names: &["this"],
     self_params: &["this"],
     calls_may_raise: true,
@@ -113,6 +72,40 @@ static JAVASCRIPT: Profile = Profile {
     duration_names: &[],
     duration_calls: &[],
     duration_casts: &[],
+    test_files: &[],
+    minified_bundles: false,
+};
+
+static PYTHON: Profile = Profile {
+    line_comment: "#",
+    comment_starts: HASH,
+    negation_prefixes: &["not "],
+    negation_tests: &["is None", "is False", "== false"],
+    self_names: &["self"],
+    self_params: &["self", "cls"],
+    test_files: &["test_*.py", "*_test.py"],
+    ..C_STYLE
+};
+
+static RUBY: Profile = Profile {
+    line_comment: "#",
+    comment_starts: HASH,
+    negation_prefixes: &["not ", "!"],
+    negation_tests: &["== false", "== nil", ".nil?"],
+    self_names: &["self", "@"],
+    self_params: &["self"],
+    duration_calls: &[
+        ("seconds", 1000.0),
+        ("milliseconds", 1.0),
+        ("minutes", 60_000.0),
+        ("hours", 3_600_000.0),
+    ],
+    test_files: &["*_spec.rb"],
+    ..C_STYLE
+};
+
+static JAVASCRIPT: Profile = Profile {
+    negation_tests: &["== false", "=== false"],
     test_files: &[
         "*.test.ts",
         "*.test.tsx",
@@ -126,26 +119,23 @@ static JAVASCRIPT: Profile = Profile {
         "*.spec.mjs",
     ],
     minified_bundles: true,
+    ..C_STYLE
 };
 
 static JAVA: Profile = Profile {
+    negation_tests: &["== false", "=== false"],
     qualified_constants: true,
     test_files: &["*Test.java", "*Tests.java"],
-    minified_bundles: false,
-    self_names: &["this"],
     duration_calls: &[
         ("ofSeconds", 1000.0),
         ("ofMillis", 1.0),
         ("ofMinutes", 60_000.0),
         ("ofHours", 3_600_000.0),
     ],
-    ..JAVASCRIPT
+    ..C_STYLE
 };
 
 static GO: Profile = Profile {
-    line_comment: "//",
-    comment_starts: SLASHES,
-    negation_prefixes: BANG,
     negation_tests: &["== false", "== nil"],
     // Go names its receiver; `s` is the commonest spelling in the corpus.
     self_names: &["s"],
@@ -154,7 +144,6 @@ static GO: Profile = Profile {
     early_exits: &[ExitKind::Return],
     module_is_folder: true,
     package_scope: true,
-    qualified_constants: false,
     duration_names: &[
         ("Nanosecond", 1e-6),
         ("Microsecond", 1e-3),
@@ -163,25 +152,15 @@ static GO: Profile = Profile {
         ("Minute", 60_000.0),
         ("Hour", 3_600_000.0),
     ],
-    duration_calls: &[],
     duration_casts: &["Duration"],
     test_files: &["*_test.go"],
-    minified_bundles: false,
+    ..C_STYLE
 };
 
 static RUST: Profile = Profile {
-    line_comment: "//",
-    comment_starts: SLASHES,
-    negation_prefixes: BANG,
-    negation_tests: &["== false"],
     self_names: &["self"],
     self_params: &["self"],
     calls_may_raise: false,
-    early_exits: ALL_EXITS,
-    module_is_folder: false,
-    package_scope: false,
-    qualified_constants: false,
-    duration_names: &[],
     duration_calls: &[
         ("from_secs", 1000.0),
         ("from_millis", 1.0),
@@ -189,9 +168,7 @@ static RUST: Profile = Profile {
         ("from_secs_f64", 1000.0),
         ("from_secs_f32", 1000.0),
     ],
-    duration_casts: &[],
-    test_files: &[],
-    minified_bundles: false,
+    ..C_STYLE
 };
 
 /// The profile of `language` (TypeScript shares JavaScript's).

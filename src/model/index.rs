@@ -41,6 +41,11 @@ impl ByFunction {
     }
 }
 
+/// The items of `items` at the indices of `slot`, in order.
+fn pick<'a, T>(items: &'a [T], slot: &'a [usize]) -> impl Iterator<Item = &'a T> {
+    slot.iter().map(move |&i| &items[i])
+}
+
 impl FileModel {
     fn by_function(&self) -> &ByFunction {
         self.by_function.get_or_init(|| ByFunction::build(self))
@@ -53,27 +58,22 @@ impl FileModel {
 
     /// The calls whose enclosing function is `func` (`None`: top level).
     pub fn calls_in(&self, func: Option<FuncId>) -> impl Iterator<Item = &Call> {
-        Self::slot(&self.by_function().calls, func)
-            .iter()
-            .map(|&i| &self.calls[i])
+        pick(&self.calls, Self::slot(&self.by_function().calls, func))
     }
 
     pub fn exits_in(&self, func: Option<FuncId>) -> impl Iterator<Item = &Exit> {
-        Self::slot(&self.by_function().exits, func)
-            .iter()
-            .map(|&i| &self.exits[i])
+        pick(&self.exits, Self::slot(&self.by_function().exits, func))
     }
 
     pub fn conditionals_in(&self, func: Option<FuncId>) -> impl Iterator<Item = &Conditional> {
-        Self::slot(&self.by_function().conditionals, func)
-            .iter()
-            .map(|&i| &self.conditionals[i])
+        pick(
+            &self.conditionals,
+            Self::slot(&self.by_function().conditionals, func),
+        )
     }
 
     pub fn assigns_in(&self, func: Option<FuncId>) -> impl Iterator<Item = &Assign> {
-        Self::slot(&self.by_function().assigns, func)
-            .iter()
-            .map(|&i| &self.assigns[i])
+        pick(&self.assigns, Self::slot(&self.by_function().assigns, func))
     }
 
     /// The first function whose last name segment is `name`.

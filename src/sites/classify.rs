@@ -91,10 +91,7 @@ fn marker(fa: &FileAnalysis, site: &LockSite) -> Option<String> {
     if super::lock_words(fa.catalog, &texts).is_some() {
         return None;
     }
-    let word = texts
-        .iter()
-        .flat_map(|t| resolve::words(t))
-        .find(|w| fa.catalog.marker_words.iter().any(|m| m == w))?;
+    let word = super::first_word(&fa.catalog.marker_words, &texts)?;
     Some(format!(
         "key mentions \"{word}\": a de-duplication marker, not a lock"
     ))

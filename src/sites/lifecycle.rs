@@ -5,22 +5,22 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::command::{chain_successors, Command};
+use super::command::Command;
 use super::{LockSite, Release};
 use crate::catalog::{Catalog, CommandRole};
 use crate::model::{mentions, CallId, FileModel, GuardKind, Span, Usage};
 
-/// Fills in `result_call`, `guarded` and `section`, and marks racy releases.
+/// Fills in `result_call`, `guarded` and `section`, and marks racy releases;
+/// `next` is the file's method-chain map ([`chain_successors`]).
 pub fn complete(
     model: &FileModel,
-    _text: &str,
+    next: &HashMap<CallId, CallId>,
     catalog: &Catalog,
     cmds: &[Command],
     sites: &mut [LockSite],
     releases: &mut [Release],
 ) {
-    let next = chain_successors(model);
-    let chain_end = |id: CallId| super::command::chain_end(&next, id);
+    let chain_end = |id: CallId| super::command::chain_end(next, id);
     let blocks = Blocks::new(model);
     let guard_spans: HashSet<Span> = model.guard_names.iter().map(|(_, sp)| *sp).collect();
     let reads = Reads::new(model, catalog, cmds);

@@ -257,18 +257,13 @@ pub fn analyze<'m>(
         }
     }
     wrapper::sites_for_calls(model, path, wrappers, &mut sites);
-    lifecycle::complete(model, text, catalog, &cmds, &mut sites, &mut releases);
-    let sets_lock_timeout = text
-        .as_bytes()
-        .windows(b"lock_timeout".len())
-        .any(|w| w.eq_ignore_ascii_case(b"lock_timeout"));
+    lifecycle::complete(model, &next, catalog, &cmds, &mut sites, &mut releases);
     let mut fa = FileAnalysis {
         model,
         catalog,
         text,
         sites,
         releases,
-        sets_lock_timeout,
     };
     classify_all(&mut fa, 0, classify);
     fa
@@ -308,9 +303,10 @@ pub fn add_wrapper_calls(
 ) {
     let first = fa.sites.len();
     wrapper::sites_for_calls(fa.model, path, wrappers, &mut fa.sites);
+    let next = command::chain_successors(fa.model);
     lifecycle::complete(
         fa.model,
-        fa.text,
+        &next,
         fa.catalog,
         &[],
         &mut fa.sites[first..],
@@ -321,8 +317,13 @@ pub fn add_wrapper_calls(
 
 /// The first catalog lock word found in any of `texts`.
 pub fn lock_words(catalog: &Catalog, texts: &[&str]) -> Option<String> {
+    first_word(&catalog.lock_words, texts)
+}
+
+/// The first whole word of `texts` that is in `vocabulary`.
+pub fn first_word(vocabulary: &[String], texts: &[&str]) -> Option<String> {
     texts
         .iter()
         .flat_map(|t| resolve::words(t))
-        .find(|w| catalog.lock_words.iter().any(|l| l == w))
+        .find(|w| vocabulary.iter().any(|l| l == w))
 }

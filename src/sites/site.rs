@@ -275,12 +275,19 @@ pub struct FileAnalysis<'m> {
     pub text: &'m str,
     pub sites: Vec<LockSite>,
     pub releases: Vec<Release>,
-    /// The file mentions `lock_timeout` (`SET lock_timeout`, a connection
-    /// option): a bound on every lock wait of its database sessions.
-    pub sets_lock_timeout: bool,
 }
 
 impl FileAnalysis<'_> {
+    /// Does the file mention `lock_timeout` (`SET lock_timeout`, a connection
+    /// option), a bound on every lock wait of its database sessions? Asked
+    /// only for a blocking SQL lock, so no other file pays the scan.
+    pub fn sets_lock_timeout(&self) -> bool {
+        self.text
+            .as_bytes()
+            .windows(b"lock_timeout".len())
+            .any(|w| w.eq_ignore_ascii_case(b"lock_timeout"))
+    }
+
     /// The sites that are locks: not de-duplication markers, to which the
     /// rules about owners, waits, releases and sections do not apply.
     pub fn locks(&self) -> impl Iterator<Item = &LockSite> {
