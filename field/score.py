@@ -289,6 +289,9 @@ class RepoScore:
     rules: dict = field(default_factory=lambda: defaultdict(Counts))  # (lang, rule) -> Counts
     sites_labeled: dict = field(default_factory=lambda: defaultdict(int))  # lang -> n
     sites_found: dict = field(default_factory=lambda: defaultdict(int))
+    # (lang, "raw" | "wrapper") -> n: a site with `via` is a call of an in-house wrapper.
+    shape_labeled: dict = field(default_factory=lambda: defaultdict(int))
+    shape_found: dict = field(default_factory=lambda: defaultdict(int))
     sites_extra: dict = field(default_factory=lambda: defaultdict(int))  # audit sites not labeled
     class_total: dict = field(default_factory=lambda: defaultdict(int))
     class_right: dict = field(default_factory=lambda: defaultdict(int))
@@ -406,11 +409,15 @@ def score_repo(labels: Labels, check: dict, audit: dict, check_rc: int) -> RepoS
                 score.class_right[lang] += 1
     for s in locks:
         lang = language_of(s.path)
+        shape = (lang, "wrapper" if s.via else "raw")
         score.sites_labeled[lang] += 1
+        score.shape_labeled[shape] += 1
         if id(s) in matched:
             score.sites_found[lang] += 1
+            score.shape_found[shape] += 1
         else:
-            score.missed.append(f"{s.path}:{s.line} ({s.library})")
+            via = f" via {s.via}" if s.via else ""
+            score.missed.append(f"{s.path}:{s.line} ({s.library}){via}")
     return score
 
 
@@ -435,7 +442,8 @@ def report(scores: list, show_untriaged: bool, show_missed: bool,
             by_rule[rule].add(c)
             total.add(c)
         for name in ("sites_labeled", "sites_found", "sites_extra", "class_total",
-                     "class_right", "unclassified", "found_total"):
+                     "class_right", "unclassified", "found_total", "shape_labeled",
+                     "shape_found"):
             for lang, n in getattr(sc, name).items():
                 agg[name][lang] += n
     langs = sorted(set(by_lang) | set(agg["sites_labeled"]))
@@ -455,6 +463,17 @@ def report(scores: list, show_untriaged: bool, show_missed: bool,
             f"{_ratio(pick('class_right'), pick('class_total'))} | "
             f"{_ratio(pick('unclassified'), pick('found_total'))} | "
             f"{c.tp} | {c.fp} | {c.fn} | {_fmt(c.precision())} | {_fmt(c.recall())} |")
+    lines.append("")
+    lines.append("| language | raw-client sites | raw recall | wrapper-call sites | wrapper recall |")
+    lines.append("|---|---|---|---|---|")
+    for lang in langs + ["all"]:
+        def shape(name, kind, lang=lang):
+            return sum(n for (lg, k), n in agg[name].items()
+                       if k == kind and (lang == "all" or lg == lang))
+        lines.append(f"| {lang} | {shape('shape_labeled', 'raw')} | "
+                     f"{_ratio(shape('shape_found', 'raw'), shape('shape_labeled', 'raw'))} | "
+                     f"{shape('shape_labeled', 'wrapper')} | "
+                     f"{_ratio(shape('shape_found', 'wrapper'), shape('shape_labeled', 'wrapper'))} |")
     lines.append("")
     lines.append("| rule | TP | FP | FN | undecided | precision | recall |")
     lines.append("|---|---|---|---|---|---|---|")

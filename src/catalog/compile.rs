@@ -188,6 +188,7 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 any_receiver: api.any_receiver,
                 max_args: api.max_args,
                 arity: api.arity,
+                arg_is: api.arg_is,
                 functions: api.functions,
                 kind,
                 fixed_flags: api

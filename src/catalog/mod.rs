@@ -14,7 +14,7 @@ use std::path::Path;
 pub use compile::CatalogError;
 pub use raw::{
     Acquires, ArgRole, CommandRole, RawAcquireMethod as AcquireMethod, RawDuration as DurationSlot,
-    RawLock as LockSpec, RawSlot as Slot, Scope, SqlRole,
+    RawArgIs as ArgIs, RawLock as LockSpec, RawSlot as Slot, Scope, SqlRole,
 };
 
 use crate::model::Language;
@@ -64,6 +64,7 @@ pub struct Api {
     pub any_receiver: bool,
     pub max_args: Option<usize>,
     pub arity: Option<usize>,
+    pub arg_is: Option<ArgIs>,
     pub functions: Vec<String>,
     pub kind: ApiKind,
     pub args: BTreeMap<ArgRole, Slot>,

@@ -170,6 +170,10 @@ pub struct RawApi {
     /// Only calls with exactly this many arguments: picks a library version's
     /// signature (go-redis v8+ `SetNX(ctx, k, v, ttl)`, v6/v7 `SetNX(k, v, ttl)`).
     pub arity: Option<usize>,
+    /// Only calls whose argument at this place is one of these words (a
+    /// symbol, string or name): `unique :until_executed` is
+    /// activejob-uniqueness, a model's own `unique :email` is not.
+    pub arg_is: Option<RawArgIs>,
     /// Free functions by full path (`redis::cmd`); matched by path or import.
     #[serde(default)]
     pub functions: Vec<String>,
@@ -224,6 +228,15 @@ pub enum ArgRole {
     ScriptKeys,
     /// Non-key arguments passed to a script.
     ScriptArgs,
+}
+
+/// An argument that must hold one of some words for a call to be the API.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawArgIs {
+    pub pos: Option<usize>,
+    pub kw: Option<String>,
+    pub one_of: Vec<String>,
 }
 
 /// Where an argument is: a positional index, a keyword, or all positionals from `pos`.

@@ -95,10 +95,18 @@ static RUBY: Profile = Profile {
     self_names: &["self", "@"],
     self_params: &["self"],
     duration_calls: &[
+        // ActiveSupport's Numeric durations, singular and plural.
         ("seconds", 1000.0),
+        ("second", 1000.0),
         ("milliseconds", 1.0),
         ("minutes", 60_000.0),
+        ("minute", 60_000.0),
         ("hours", 3_600_000.0),
+        ("hour", 3_600_000.0),
+        ("days", 86_400_000.0),
+        ("day", 86_400_000.0),
+        ("weeks", 604_800_000.0),
+        ("week", 604_800_000.0),
     ],
     test_files: &["*_spec.rb"],
     ..C_STYLE

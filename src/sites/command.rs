@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::lua::{self, LuaArg};
 use super::{receiver, resolve};
-use crate::catalog::{Api, ApiKind, ArgRole, Catalog, CommandSpec, Slot};
+use crate::catalog::{Api, ApiKind, ArgIs, ArgRole, Catalog, CommandSpec, Slot};
 use crate::model::{Call, CallId, Expr, ExprKind, FileModel, Span, Usage};
 
 /// One command as the server receives it.
@@ -182,6 +182,20 @@ fn put_if_absent_shape(model: &FileModel, api: &Api, call: &Call) -> Option<Stri
     None
 }
 
+/// Does `call` pass one of `want.one_of` where `want` says?
+fn arg_is(model: &FileModel, call: &Call, want: &ArgIs) -> bool {
+    let slot = Slot {
+        pos: want.pos,
+        kw: want.kw.clone(),
+        rest: false,
+    };
+    slot_values(model, call, &slot).iter().any(|v| {
+        let v = v.peel();
+        let word = v.as_str().or_else(|| v.as_name()).unwrap_or(&v.text);
+        want.one_of.iter().any(|w| w == word)
+    })
+}
+
 /// The catalog API a call matches, with the evidence that it is that library's.
 /// When several libraries fit (`redis.NewScript` is both go-redis and redigo),
 /// the one the file imports wins.
@@ -193,6 +207,7 @@ pub fn match_api(model: &FileModel, catalog: &Catalog, call: &Call) -> Option<(u
         let positional = || call.args.iter().filter(|a| a.name.is_none()).count();
         if api.max_args.is_some_and(|n| positional() > n)
             || api.arity.is_some_and(|n| call.args.len() != n)
+            || api.arg_is.as_ref().is_some_and(|a| !arg_is(model, call, a))
         {
             continue;
         }
