@@ -13,8 +13,8 @@ use std::path::Path;
 
 pub use compile::CatalogError;
 pub use raw::{
-    Acquires, ArgRole, CommandRole, RawAcquireMethod as AcquireMethod, RawDuration as DurationSlot,
-    RawArgIs as ArgIs, RawLock as LockSpec, RawSlot as Slot, Scope, SqlRole,
+    Acquires, ArgRole, CommandRole, RawAcquireMethod as AcquireMethod, RawArgIs as ArgIs,
+    RawDuration as DurationSlot, RawLock as LockSpec, RawSlot as Slot, Scope, SqlRole,
 };
 
 use crate::model::Language;

@@ -60,6 +60,7 @@ pub static TABLE: NodeTable = NodeTable {
     finally: &[],
     defer: &["defer_statement"],
     closures: &["func_literal"],
+    named_closures: &[],
     expression_statements: &["expression_statement"],
     statement_lists: &[],
     implicit_return: false,

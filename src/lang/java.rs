@@ -82,6 +82,7 @@ pub static TABLE: NodeTable = NodeTable {
     finally: &["finally_clause"],
     defer: &[],
     closures: &["lambda_expression"],
+    named_closures: &[],
     expression_statements: &["expression_statement"],
     statement_lists: &[],
     implicit_return: false,

@@ -72,6 +72,11 @@ macro_rules! js_table {
             finally: &["finally_clause"],
             defer: &[],
             closures: &["arrow_function", "function_expression", "function"],
+            named_closures: &[
+                ("variable_declarator", "name"),
+                ("public_field_definition", "name"),
+                ("field_definition", "property"),
+            ],
             expression_statements: &["expression_statement"],
             statement_lists: &[],
             implicit_return: false,

@@ -43,6 +43,8 @@ pub struct Profile {
     pub minified_bundles: bool,
     /// Test files by name (globs), besides the test folders of any language.
     pub test_files: &'static [&'static str],
+    /// A method names its object's fields without `this.` (Java).
+    pub implicit_fields: bool,
 }
 
 const ALL_EXITS: &[ExitKind] = &[
@@ -74,6 +76,7 @@ const C_STYLE: Profile = Profile {
     duration_casts: &[],
     test_files: &[],
     minified_bundles: false,
+    implicit_fields: false,
 };
 
 static PYTHON: Profile = Profile {
@@ -133,6 +136,7 @@ static JAVASCRIPT: Profile = Profile {
 static JAVA: Profile = Profile {
     negation_tests: &["== false", "=== false"],
     qualified_constants: true,
+    implicit_fields: true,
     test_files: &["*Test.java", "*Tests.java"],
     duration_calls: &[
         ("ofSeconds", 1000.0),

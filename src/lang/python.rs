@@ -43,6 +43,7 @@ pub static TABLE: NodeTable = NodeTable {
     finally: &["finally_clause"],
     defer: &[],
     closures: &["lambda"],
+    named_closures: &[],
     expression_statements: &["expression_statement"],
     statement_lists: &[],
     implicit_return: false,

@@ -51,6 +51,7 @@ pub static TABLE: NodeTable = NodeTable {
     finally: &["ensure"],
     defer: &[],
     closures: &["block", "do_block", "lambda"],
+    named_closures: &[],
     expression_statements: &[],
     statement_lists: &[
         "body_statement",

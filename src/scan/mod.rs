@@ -45,6 +45,9 @@ struct Scanned {
     notices: Vec<Notice>,
 }
 
+/// How many rounds of wrappers over wrappers the scan follows.
+const WRAPPER_DEPTH: usize = 4;
+
 /// Stack for the analysis threads: `syn` parses recursively, and generated
 /// code can nest deeply.
 const STACK_SIZE: usize = 64 * 1024 * 1024;
@@ -122,18 +125,25 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
             }
         }
     }
-    if !cx.wrappers.is_empty() {
+    // Rounds: a file that calls a wrapper may define a wrapper of its own
+    // (`runCronJob` over `lockUntilOrThrow`); each round redoes the callers
+    // of the wrappers the previous one found, up to a fixed depth.
+    let mut fresh = cx.wrappers.clone();
+    for _ in 0..WRAPPER_DEPTH {
+        if fresh.is_empty() {
+            break;
+        }
         cx.seal(Pass::Callers, settings);
-        let callers = Callers::new(&cx.wrappers);
-        let both = Prefilter::either(&prefilter, &callers.names);
+        let callers = Callers::new(&fresh);
+        let both = Prefilter::either(&prefilter, &Callers::new(&cx.wrappers).names);
         let redone: Vec<(usize, Scanned)> = files
             .par_iter()
             .enumerate()
             .filter(|(_, f)| match (&settings.cache, &cx.fingerprint) {
                 (Some(cache), Some(fp)) => {
-                    cache.decide(&f.path, fp, || callers.may_call(f, &cx.wrappers))
+                    cache.decide(&f.path, fp, || callers.may_call(f, &fresh))
                 }
-                _ => callers.may_call(f, &cx.wrappers),
+                _ => callers.may_call(f, &fresh),
             })
             .map(|(i, f)| {
                 (
@@ -142,6 +152,21 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
                 )
             })
             .collect();
+        fresh = Vec::new();
+        for (i, scanned) in &redone {
+            let Outcome::Parsed(_, defined, _) = &scanned.outcome else {
+                continue;
+            };
+            let known = |w: &Wrapper| {
+                cx.wrappers
+                    .iter()
+                    .any(|k| k.path == w.path && k.name == w.name)
+            };
+            fresh.extend(defined.iter().filter(|w| !known(w)).cloned());
+            let path = &files[*i].path;
+            cx.wrappers.retain(|old| &old.path != path);
+            cx.wrappers.extend(defined.iter().cloned());
+        }
         second.extend(redone);
     }
 

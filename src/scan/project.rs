@@ -153,7 +153,9 @@ impl Callers {
             self.name_list
                 .binary_search(&w.name)
                 .is_ok_and(|i| named.contains(&i))
-                && wrapper::may_call(&f.path, f.language, w, || names_module(w))
+                && wrapper::may_call(&f.path, f.language, w, || {
+                    wrapper::distinctive(w) || names_module(w)
+                })
         })
     }
 }

@@ -16,7 +16,23 @@ use crate::catalog::raw::{DurationDefault, DurationUnit};
 use crate::catalog::{
     AcquireMethod, Acquires, ApiKind, Catalog, DurationSlot, Library, LockSpec, Scope, Slot,
 };
+use crate::lang::profile::profile;
 use crate::model::{mentions, Call, CallId, Expr, FileModel, Span, Usage};
+
+/// Is `recv` the field `var` (`this.mutex`) named without `this.` in a
+/// language that allows it, and not shadowed by a local of `c`'s function?
+fn implicit_field(model: &FileModel, c: &Call, var: &str, recv: &str) -> bool {
+    let language = profile(model.language);
+    language.implicit_fields
+        && language
+            .self_names
+            .iter()
+            .any(|s| var.strip_prefix(s).and_then(|v| v.strip_prefix('.')) == Some(recv))
+        && model
+            .lookup(recv, c.func, c.span.start)
+            .is_none_or(|a| a.func.is_none())
+        && model.function_param(c.func, recv).is_none()
+}
 
 /// Where a lock object or handle lives, to find the calls made on it.
 struct Binding {
@@ -39,8 +55,10 @@ impl Binding {
             return true;
         }
         let Some(var) = &self.var else { return false };
-        let recv = c.receiver.as_deref().and_then(|r| r.as_name());
-        recv == Some(var.as_str()) && self.visible_from(model, c)
+        let Some(recv) = c.receiver.as_deref().and_then(|r| r.as_name()) else {
+            return false;
+        };
+        (recv == var || implicit_field(model, c, var, recv)) && self.visible_from(model, c)
     }
 
     /// Is the object passed to `c` (`redlock.unlock(lock)`, `rl.unlock(&lock)`)?

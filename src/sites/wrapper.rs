@@ -29,6 +29,9 @@ pub struct Wrapper {
     pub path: PathBuf,
     pub stem: String,
     pub dir: PathBuf,
+    /// The class, struct or module the function is a method of (`RunLocker`
+    /// of `RunLocker.lock`), whose instances callers reach through fields.
+    pub class: Option<String>,
     /// 1-based line of the acquisition inside it.
     pub line: usize,
     /// Which caller argument is the key, when the key is built from a parameter.
@@ -50,6 +53,45 @@ fn params_without_self(f: &Function, language: Language) -> Vec<&str> {
         .map(|p| p.name.as_str())
         .filter(|n| !own.contains(n))
         .collect()
+}
+
+/// Methods that run a function value (`fn.call()`, `task.run()`,
+/// `action.apply(x)`, Ruby `block.call`).
+const INVOKE_METHODS: &[&str] = &["call", "run", "apply", "accept", "invoke", "execute"];
+
+/// Words of parameter types that hold a function (`Supplier<T>`,
+/// `Callable<T>`, `() => Promise<T>`, Go `func() error`, `Callback`).
+const FUNCTION_TYPES: &[&str] = &[
+    "Supplier",
+    "Callable",
+    "Runnable",
+    "Function",
+    "BiFunction",
+    "Consumer",
+    "BiConsumer",
+    "Callback",
+    "Action",
+    "Fn",
+    "FnOnce",
+    "FnMut",
+    "Proc",
+    "func",
+    "Func",
+];
+
+/// Does `recv.method(..)` run parameter `recv` of `f` as a callback? A
+/// method that invokes a function value, or any method of a parameter typed
+/// as one (`supplier.get()`); `order.getId()` on a data parameter does not.
+fn runs_callback(f: &Function, recv: &str, method: &str) -> bool {
+    let Some(param) = f.params.iter().find(|p| p.name == recv) else {
+        return false;
+    };
+    INVOKE_METHODS.contains(&method)
+        || param.ty.as_deref().is_some_and(|t| {
+            t.contains("=>")
+                || t.split(|c: char| !c.is_alphanumeric())
+                    .any(|w| FUNCTION_TYPES.contains(&w))
+        })
 }
 
 /// What a function does that makes its locks a helper's: computed once per
@@ -76,7 +118,7 @@ impl<'f> Shape<'f> {
                     || c.receiver
                         .as_deref()
                         .and_then(|r| r.as_name())
-                        .is_some_and(|r| params.contains(&r))
+                        .is_some_and(|r| runs_callback(f, r, &c.name))
             })
             .map(|c| c.span.start)
             .max();
@@ -87,6 +129,13 @@ impl<'f> Shape<'f> {
                     !word(t[..*i].chars().next_back()) && !word(t[i + w.len()..].chars().next())
                 })
                 .map(|(i, _)| f.span.start + i)
+                // "writers yield instead of waiting" in a comment yields nothing.
+                .filter(|&at| {
+                    !model
+                        .comments
+                        .iter()
+                        .any(|c| c.span.contains(Span::new(at, at)))
+                })
                 .last()
         });
         let named = resolve::words(&f.name).iter().any(|w| {
@@ -134,12 +183,32 @@ impl<'f> Shape<'f> {
     }
 }
 
+/// Does `f` release what a wrapper call `site` took through the same object
+/// (`this.countLock.acquire()` ... `this.countLock.release()`)? Wrapper call
+/// sites pair no release of their own.
+fn releases_receiver(model: &FileModel, f: &Function, site: &LockSite) -> bool {
+    let Some(recv) = site
+        .via
+        .as_ref()
+        .and(model.call(site.call).receiver.as_deref())
+    else {
+        return false;
+    };
+    model.calls_in(Some(f.id)).any(|c| {
+        c.span.start > site.span.end
+            && c.receiver.as_deref().is_some_and(|r| r.text == recv.text)
+            && resolve::words(&c.name)
+                .iter()
+                .any(|w| matches!(w.as_str(), "release" | "unlock"))
+    })
+}
+
 /// The wrappers a file defines.
 pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usize) -> Vec<Wrapper> {
     let mut out = Vec::new();
     let mut named: HashSet<&str> = HashSet::new();
     let mut shapes: HashMap<FuncId, Shape> = HashMap::new();
-    for site in fa.sites.iter().filter(|s| s.via.is_none()) {
+    for site in &fa.sites {
         let Some(func) = site.func else { continue };
         let f = &fa.model.functions[func];
         let shape = shapes.entry(func).or_insert_with(|| Shape::new(fa, f));
@@ -147,21 +216,36 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
             continue;
         }
         let (helper, guard, returns) = shape.helper(fa, site);
-        if !helper || !named.insert(simple_name(&f.name)) {
-            continue;
-        }
+        // Above a wrapper call, only a lock-named function or one running a
+        // callback under the lock is a helper: a handler that returns a
+        // helper's result is the helper's caller, not a helper itself.
+        let helper = helper && (site.via.is_none() || shape.named || guard);
         let params = params_without_self(f, fa.model.language);
         let key_param = params
             .iter()
             .enumerate()
             .find(|(_, p)| mentions(&site.key_text, p))
             .map(|(i, p)| (i, p.to_string()));
+        // A call site must add something the wrapper's own site lacks: the
+        // caller's key, the caller's code under the lock, the handle or
+        // result, or a lock still held when the wrapper returns. A job that
+        // takes and drops a fixed lock inside is reported there, once.
+        let released_here = site
+            .releases
+            .iter()
+            .any(|&r| fa.releases.get(r).is_some_and(|r| f.span.contains(r.span)));
+        let held = !site.guarded && !released_here && !releases_receiver(fa.model, f, site);
+        let adds = guard || returns || key_param.is_some() || held;
+        if !helper || !adds || !named.insert(simple_name(&f.name)) {
+            continue;
+        }
         out.push(Wrapper {
             name: simple_name(&f.name).to_string(),
             language: fa.model.language.catalog_language(),
             path: path.to_path_buf(),
             stem: super::module_name(path, fa.model.language),
             dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+            class: class_of(&f.name).map(str::to_string),
             line: line_of(site.span.start),
             key_param,
             guard: guard || site.guarded && !returns,
@@ -218,44 +302,175 @@ pub fn may_call(
             || names_module())
 }
 
-/// The spellings of `w`'s module that [`calls_wrapper`] accepts (matched
-/// case-insensitively): `rate_limit` is also the receiver `RateLimit`.
-pub fn module_spellings(w: &Wrapper) -> [String; 2] {
-    [w.stem.clone(), w.stem.replace('_', "")]
+/// The spellings of `w`'s module and class that [`calls_wrapper`] accepts
+/// (whole words, matched case-insensitively): `rate_limit` is also the
+/// receiver `RateLimit`; a `RunLocker` is reached as `runLock` or `runLocker`.
+pub fn module_spellings(w: &Wrapper) -> Vec<String> {
+    let mut out = vec![w.stem.clone(), w.stem.replace('_', "")];
+    if let Some(class) = &w.class {
+        out.push(class.clone());
+        let stem = type_stem(class);
+        if let Some(agent) = stem.strip_suffix("er").filter(|s| s.len() >= MIN_STEM) {
+            out.push(agent.to_string());
+        }
+        out.push(stem);
+    }
+    out
+}
+
+/// May a file that names `w` but none of its module's spellings still call
+/// it? Only a method whose name says what it does (`lockFragment`,
+/// `upgrade_lock`, `FindForUpdate`): a bare `lock` / `Lock` / `acquire` is
+/// every mutex's, so its callers must name the wrapper's module or class.
+pub fn distinctive(w: &Wrapper) -> bool {
+    w.class.is_some() && resolve::words(&w.name).len() >= 2
 }
 
 fn simple_name(qualified: &str) -> &str {
     qualified.rsplit(['.', ':']).next().unwrap_or(qualified)
 }
 
-/// Is `call` (in `model`, file `path`) a call of `w`? Same file, an import of
-/// it, its module/class as receiver, or (Go) the same package.
-fn calls_wrapper(model: &FileModel, path: &Path, call: &Call, w: &Wrapper) -> bool {
+/// The class a qualified method name belongs to: `Billing` of `Billing.run`,
+/// `ResourceLocker` of `ResourceLocker::lock_resource`.
+fn class_of(qualified: &str) -> Option<&str> {
+    let mut parts = qualified.rsplit(['.', ':']).filter(|p| !p.is_empty());
+    parts.next()?;
+    parts.next()
+}
+
+/// Shortest name part that may stand for a whole class name (`store` would
+/// match every `*Store`).
+const MIN_STEM: usize = 5;
+
+/// A type or variable name reduced for comparison: `IMetaStorage` ->
+/// `metastorage`, `run_locker` -> `runlocker`, `RedisLockImpl` -> `redislock`.
+fn type_stem(name: &str) -> String {
+    let name = name.trim_start_matches(['@', '$', '*', '&', '_']);
+    let b = name.as_bytes();
+    // Interface spelling `IFoo` (not `IOHandler`, not `Item`).
+    let name =
+        if b.len() > 2 && b[0] == b'I' && b[1].is_ascii_uppercase() && b[2].is_ascii_lowercase() {
+            &name[1..]
+        } else {
+            name
+        };
+    let lower: String = name
+        .chars()
+        .filter(|c| *c != '_')
+        .collect::<String>()
+        .to_ascii_lowercase();
+    match lower.strip_suffix("impl") {
+        Some(base) if base.len() >= MIN_STEM => base.to_string(),
+        _ => lower,
+    }
+}
+
+/// Do a receiver's name or type and a wrapper's class name the same thing?
+/// Equal once reduced (2: `spaceStore` / `SpaceStore`), or one a long
+/// enough prefix or suffix of the other (1: `runLock` / `RunLocker`,
+/// `IMetaStorage` / `ETCDMetaStorage`).
+fn related(name: &str, class: &str) -> Option<u8> {
+    let (a, b) = (type_stem(name), type_stem(class));
+    let (short, long) = if a.len() <= b.len() {
+        (&a, &b)
+    } else {
+        (&b, &a)
+    };
+    if short.is_empty() {
+        None
+    } else if a == b {
+        Some(2)
+    } else {
+        (short.len() >= MIN_STEM
+            && (long.starts_with(short.as_str()) || long.ends_with(short.as_str())))
+        .then_some(1)
+    }
+}
+
+/// The names a receiver goes by in `model`: its last segment, the types it
+/// is declared with (a local, a parameter, a field) and the constructor it
+/// was built with.
+fn receiver_names<'m>(model: &'m FileModel, call: &Call, last: &'m str) -> Vec<&'m str> {
+    let mut out = vec![last];
+    let idents = |ty: &'m str| {
+        ty.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|p| !p.is_empty())
+    };
+    let bindings = model
+        .lookup(last, call.func, call.span.start)
+        .into_iter()
+        // Fields: declared at class level or assigned through `self.x` / `this.x`.
+        .chain(model.assigns.iter().filter(|a| {
+            (a.func.is_none() || a.target.contains('.'))
+                && a.target.rsplit(['.', ':']).next() == Some(last)
+        }));
+    for a in bindings {
+        out.extend(a.ty.as_deref().into_iter().flat_map(idents));
+        if let Some(id) = a.value.peel().as_call() {
+            out.push(simple_name(&model.call(id).callee));
+        }
+    }
+    if let Some(ty) = model
+        .function_param(call.func, last)
+        .and_then(|p| p.ty.as_deref())
+    {
+        out.extend(idents(ty));
+    }
+    out
+}
+
+/// Does `model` import `class` by name (`import { Runner } from ..`,
+/// `from locks import Runner`, `import a.b.Runner;`)?
+fn imports_class(model: &FileModel, class: &str) -> bool {
+    model.imports.iter().any(|i| {
+        i.alias.as_deref() == Some(class) || i.path.rsplit(['.', '/', ':']).next() == Some(class)
+    })
+}
+
+/// Is `call` (in `model`, file `path`) a call of `w`, and how surely? Same
+/// file, an import of it, its module as receiver or (Go) the same package
+/// (3); an inherited method or a receiver whose name or type is the class
+/// (2); a receiver whose name or type only resembles the class (1).
+fn calls_wrapper(model: &FileModel, path: &Path, call: &Call, w: &Wrapper) -> Option<u8> {
     if call.name != w.name || model.language.catalog_language() != w.language {
-        return false;
+        return None;
     }
     let same_file = path == w.path;
     let receiver = call.receiver.as_deref().map(|r| r.text.as_str());
     match receiver {
-        None => {
-            same_file
-                || (profile(model.language).package_scope && path.parent() == Some(w.dir.as_path()))
-                || model.imports.iter().any(|i| {
-                    let p = i.path.replace("::", ".").replace('/', ".");
-                    let named =
-                        p.ends_with(&format!(".{}", w.name)) || i.alias.as_deref() == Some(&w.name);
-                    named && p.split('.').any(|seg| seg == w.stem)
-                })
-        }
+        None => (same_file
+            || (profile(model.language).package_scope && path.parent() == Some(w.dir.as_path()))
+            || model.imports.iter().any(|i| {
+                let p = i.path.replace("::", ".").replace('/', ".");
+                let named =
+                    p.ends_with(&format!(".{}", w.name)) || i.alias.as_deref() == Some(&w.name);
+                named && p.split('.').any(|seg| seg == w.stem)
+            }))
+        .then_some(3),
         Some(r) => {
             let last = r
                 .rsplit(['.', ':'])
                 .next()
                 .unwrap_or(r)
                 .trim_start_matches('@');
-            (same_file && profile(model.language).self_names.contains(&last))
+            let own = profile(model.language).self_names.contains(&last);
+            if (same_file && own)
                 || last.eq_ignore_ascii_case(&w.stem)
                 || last.eq_ignore_ascii_case(&w.stem.replace('_', ""))
+            {
+                return Some(3);
+            }
+            let class = w.class.as_deref()?;
+            if own {
+                // An inherited helper: `this.withLock(..)` in a subclass.
+                (model.function_named(&w.name).is_none() && imports_class(model, class))
+                    .then_some(2)
+            } else {
+                receiver_names(model, call, last)
+                    .iter()
+                    .filter_map(|n| related(n, class))
+                    .max()
+            }
         }
     }
 }
@@ -268,9 +483,10 @@ pub fn sites_for_calls(
     sites: &mut Vec<LockSite>,
 ) {
     for call in &model.calls {
-        let Some(w) = wrappers
+        let Some((_, w)) = wrappers
             .iter()
-            .find(|w| calls_wrapper(model, path, call, w))
+            .filter_map(|w| Some((calls_wrapper(model, path, call, w)?, w)))
+            .min_by_key(|(strength, _)| std::cmp::Reverse(*strength))
         else {
             continue;
         };

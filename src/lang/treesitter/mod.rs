@@ -221,6 +221,12 @@ impl<'a> Lowerer<'a> {
                     .push(self.name_of(node).unwrap_or_default());
                 frame.pushed_class = true;
             }
+            Opens::Closure if field == Some("value") && self.named_closure(parent).is_some() => {
+                let name = self.named_closure(parent);
+                self.open_named_function(node, name);
+                frame.pushed_block = true;
+                frame.pushed_func = true;
+            }
             Opens::Finally | Opens::Defer | Opens::Closure => {
                 let kind = match opens {
                     Opens::Finally => GuardKind::Finally,
@@ -246,9 +252,28 @@ impl<'a> Lowerer<'a> {
         frame
     }
 
+    /// The name a closure is bound to, when `parent` binds one outside any
+    /// function (module constants, class fields). A closure inside a function
+    /// stays part of it: its locks are that function's.
+    fn named_closure(&self, parent: Option<Node>) -> Option<String> {
+        if !self.func_stack.is_empty() {
+            return None;
+        }
+        let parent = parent?;
+        let kind = parent.kind();
+        let (_, field) = self.t.named_closures.iter().find(|(k, _)| *k == kind)?;
+        let name = parent.child_by_field_name(field)?;
+        Some(self.src[name.byte_range()].to_string())
+    }
+
     /// A function: its qualified name, parameters (and Go receiver) and body block.
     fn open_function(&mut self, node: Node) {
-        let name = self.name_of(node).unwrap_or_else(|| "<anonymous>".into());
+        let name = self.name_of(node);
+        self.open_named_function(node, name);
+    }
+
+    fn open_named_function(&mut self, node: Node, name: Option<String>) {
+        let name = name.unwrap_or_else(|| "<anonymous>".into());
         let qualified = match self.class_stack.last() {
             Some(class) => format!("{class}.{name}"),
             None => name,

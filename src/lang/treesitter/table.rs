@@ -72,6 +72,9 @@ pub struct NodeTable {
     pub finally: &'static [&'static str],
     pub defer: &'static [&'static str],
     pub closures: &'static [&'static str],
+    /// A closure bound to a name is a function of that name: (parent kind,
+    /// the parent's name field) for `const lockUntil = async (..) => {..}`.
+    pub named_closures: &'static [(&'static str, &'static str)],
     /// Statements that throw their expression's value away.
     pub expression_statements: &'static [&'static str],
     /// Statement lists whose direct child calls are statements (Ruby bodies).
