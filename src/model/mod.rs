@@ -358,6 +358,9 @@ pub struct Function {
     /// Qualified name (`Billing.run`, `settle`).
     pub name: String,
     pub params: Vec<Param>,
+    /// The first parameter is the method's receiver (Go `(q *Queries)`),
+    /// which callers do not pass.
+    pub receiver: bool,
     pub span: Span,
     pub body: BlockId,
 }

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::collections::{HashMap, HashSet};
 
 use super::{resolve, FileAnalysis, LockSite, Ttl, Wait};
+use crate::catalog::Scope;
 use crate::lang::profile::profile;
 use crate::model::{
     mentions, Call, Conditional, Exit, Expr, FileModel, FuncId, Function, GuardKind, Language, Span,
@@ -50,6 +51,7 @@ fn params_without_self(f: &Function, language: Language) -> Vec<&str> {
     let own = profile(language).self_params;
     f.params
         .iter()
+        .skip(usize::from(f.receiver))
         .map(|p| p.name.as_str())
         .filter(|n| !own.contains(n))
         .collect()
@@ -224,7 +226,10 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
         let key_param = params
             .iter()
             .enumerate()
-            .find(|(_, p)| mentions(&site.key_text, p))
+            .find(|(_, p)| {
+                mentions(&site.key_text, p)
+                    || site.key.as_ref().is_some_and(|k| mentions(&k.text, p))
+            })
             .map(|(i, p)| (i, p.to_string()));
         // A call site must add something the wrapper's own site lacks: the
         // caller's key, the caller's code under the lock, the handle or
@@ -475,6 +480,18 @@ fn calls_wrapper(model: &FileModel, path: &Path, call: &Call, w: &Wrapper) -> Op
     }
 }
 
+/// Does `call` run a transaction-scoped lock on a connection pool
+/// (`q.ClaimJobs(ctx, r.pool)`)? Each statement then commits alone: the row
+/// lock ends with the statement inside the wrapper, and the caller holds
+/// nothing.
+fn on_pool(call: &Call, site: &LockSite) -> bool {
+    matches!(site.ttl, Ttl::Scoped(Scope::Transaction))
+        && call.args.iter().any(|a| {
+            let last = a.value.text.rsplit(['.', ':']).next().unwrap_or_default();
+            last.to_ascii_lowercase().ends_with("pool")
+        })
+}
+
 /// Lock sites for the calls of wrappers in one file.
 pub fn sites_for_calls(
     model: &FileModel,
@@ -496,6 +513,9 @@ pub fn sites_for_calls(
                 .func
                 .is_some_and(|f| simple_name(&model.functions[f].name) == w.name)
         {
+            continue;
+        }
+        if on_pool(call, &w.site) {
             continue;
         }
         let key = match &w.key_param {

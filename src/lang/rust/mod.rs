@@ -146,6 +146,7 @@ impl Lowerer<'_> {
             id,
             name,
             params,
+            receiver: false,
             span,
             body,
         });

@@ -274,16 +274,28 @@ impl<'a> Lowerer<'a> {
 
     fn open_named_function(&mut self, node: Node, name: Option<String>) {
         let name = name.unwrap_or_else(|| "<anonymous>".into());
-        let qualified = match self.class_stack.last() {
-            Some(class) => format!("{class}.{name}"),
-            None => name,
-        };
         let mut params = Vec::new();
         for f in ["receiver", "parameters"] {
             if let Some(p) = node.child_by_field_name(f) {
                 params.extend((self.t.params)(p, self.src));
             }
         }
+        // A Go method is its receiver type's: `(q *Queries) Lock` is `Queries.Lock`.
+        let receiver_type = node
+            .child_by_field_name("receiver")
+            .and(params.first())
+            .and_then(|p| p.ty.as_deref())
+            .and_then(|ty| {
+                ty.trim_start_matches(['*', '&', ' '])
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .next()
+            })
+            .filter(|ty| !ty.is_empty())
+            .map(str::to_string);
+        let qualified = match self.class_stack.last().or(receiver_type.as_ref()) {
+            Some(class) => format!("{class}.{name}"),
+            None => name,
+        };
         let id = self.model.functions.len();
         let body = self.model.blocks.len();
         self.push_block(GuardKind::Function, span(node));
@@ -291,6 +303,7 @@ impl<'a> Lowerer<'a> {
             id,
             name: qualified,
             params,
+            receiver: receiver_type.is_some(),
             span: span(node),
             body,
         });
