@@ -71,6 +71,13 @@ pub static TABLE: NodeTable = NodeTable {
             value: Some("right"),
             ty: None,
         },
+        // `for _, lock := range results`: the loop variables read the results.
+        AssignShape {
+            kind: "range_clause",
+            target: "left",
+            value: Some("right"),
+            ty: None,
+        },
         AssignShape {
             kind: "assignment_statement",
             target: "left",
