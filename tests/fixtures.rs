@@ -287,6 +287,14 @@ fn markers_parse() {
 
 /// Per language, every rule has at least one positive (`expect:`) and one
 /// near-miss (`expect-not:`) fixture. Prints the coverage matrix.
+/// Can a file of `lang` hold what `code` is about? A `.sql` file has
+/// statements, not clients: no TTLs, owners, releases by DEL, critical
+/// sections or Redlock; what it can get wrong is a discarded try-lock, an
+/// unbounded wait and a session lock never unlocked.
+fn expressible(lang: lock_audit::model::Language, code: &str) -> bool {
+    lang != lock_audit::model::Language::Sql || matches!(code, "LA104" | "LA105" | "LA203")
+}
+
 #[test]
 fn every_rule_is_covered_in_every_language() {
     use lock_audit::checks::REGISTRY;
@@ -322,7 +330,7 @@ fn every_rule_is_covered_in_every_language() {
                 neg.get(rule.code).copied().unwrap_or(0),
             );
             table.push_str(&format!(" {:<9}", format!("+{p}/-{n}")));
-            if p == 0 || n == 0 {
+            if (p == 0 || n == 0) && expressible(lang, rule.code) {
                 gaps.push(format!(
                     "{} in {}: {p} positive, {n} negative",
                     rule.code,

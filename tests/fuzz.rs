@@ -244,6 +244,11 @@ fn fuzz_ruby() {
 }
 
 #[test]
+fn fuzz_sql() {
+    frontend(Language::Sql, &["sql"]);
+}
+
+#[test]
 fn fuzz_lua() {
     let seeds: Vec<Vec<u8>> = vec![
         br#"if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end"#.to_vec(),

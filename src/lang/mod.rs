@@ -11,6 +11,7 @@ pub mod python;
 mod reparse;
 pub mod ruby;
 pub mod rust;
+pub mod sql;
 pub mod treesitter;
 
 use std::cell::RefCell;
@@ -31,6 +32,7 @@ pub fn detect(path: &Path, head: &[u8]) -> Option<Language> {
         Some("js" | "jsx" | "mjs" | "cjs") => Some(Language::JavaScript),
         Some("ts" | "tsx" | "mts" | "cts") => Some(Language::TypeScript),
         Some("rb" | "rake") => Some(Language::Ruby),
+        Some("sql") => Some(Language::Sql),
         Some(_) => None,
         None => {
             if path
@@ -81,6 +83,7 @@ fn lower_with(
 ) -> Result<FileModel, String> {
     let table = match language {
         Language::Rust => return rust::lower(text),
+        Language::Sql => return Ok(sql::lower(text)),
         Language::Python => &python::TABLE,
         Language::Go => &go::TABLE,
         Language::Java => &java::TABLE,

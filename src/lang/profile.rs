@@ -115,6 +115,18 @@ static RUBY: Profile = Profile {
     ..C_STYLE
 };
 
+/// SQL files: no clients, no exceptions to follow; `--` comments.
+static SQL: Profile = Profile {
+    line_comment: "--",
+    comment_starts: &["--", "/*"],
+    negation_prefixes: &["NOT ", "not "],
+    self_names: &[],
+    self_params: &[],
+    calls_may_raise: false,
+    early_exits: &[ExitKind::Return],
+    ..C_STYLE
+};
+
 static JAVASCRIPT: Profile = Profile {
     negation_tests: &["== false", "=== false"],
     test_files: &[
@@ -188,6 +200,7 @@ pub fn profile(language: Language) -> &'static Profile {
     match language {
         Language::Python => &PYTHON,
         Language::Ruby => &RUBY,
+        Language::Sql => &SQL,
         Language::JavaScript | Language::TypeScript => &JAVASCRIPT,
         Language::Java => &JAVA,
         Language::Go => &GO,

@@ -49,10 +49,12 @@ pub enum Language {
     /// TypeScript and TSX; shares the `javascript` catalog entries.
     TypeScript,
     Ruby,
+    /// SQL files: migrations, schema dumps, PL/pgSQL functions.
+    Sql,
 }
 
 impl Language {
-    pub const ALL: [Language; 7] = [
+    pub const ALL: [Language; 8] = [
         Language::Python,
         Language::Rust,
         Language::Go,
@@ -60,6 +62,7 @@ impl Language {
         Language::JavaScript,
         Language::TypeScript,
         Language::Ruby,
+        Language::Sql,
     ];
 
     pub fn name(self) -> &'static str {
@@ -71,6 +74,7 @@ impl Language {
             Language::JavaScript => "javascript",
             Language::TypeScript => "typescript",
             Language::Ruby => "ruby",
+            Language::Sql => "sql",
         }
     }
 

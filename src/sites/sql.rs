@@ -120,9 +120,27 @@ fn squeeze(s: &str) -> String {
 /// Does `sql` use `needle` as SQL? A function must start a word
 /// (`try_get_lock(` is not `GET_LOCK(`); a clause must sit in a statement
 /// (`"waiting for update"` in a log line is not `FOR UPDATE`).
-fn uses(sql: &str, needle: &str) -> bool {
+fn uses(sql: &str, needle: &str, role: SqlRole) -> bool {
     let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
     let is_clause = !needle.ends_with('(');
+    // Only row-lock clauses (`FOR UPDATE`) sit inside a statement; a
+    // statement clause (`LOCK TABLE`) starts one, and alone it names a
+    // privilege (`GRANT LOCK TABLES`), not a table.
+    if is_clause && !needle.starts_with("FOR ") {
+        return sql.match_indices(needle).any(|(i, _)| {
+            let head = sql[..i].trim_end();
+            let rest = &sql[i + needle.len()..];
+            let after = rest.trim_start();
+            // `LOCK TABLE` needs a table; `UNLOCK TABLES` stands alone.
+            let object = role != SqlRole::Acquire
+                || rest.starts_with(char::is_whitespace)
+                    && after
+                        .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '"');
+            (head.is_empty() || head.ends_with(';'))
+                && !rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                && object
+        });
+    }
     // A clause in a statement, or on its own for a query builder (`.lock("FOR UPDATE")`).
     if is_clause && !(sql.contains("SELECT") || sql.trim_start().starts_with(needle)) {
         return false;
@@ -159,9 +177,14 @@ pub fn analyze(
             if let Some(unlock) = catalog
                 .sql
                 .iter()
-                .find(|q| q.role == SqlRole::Release && uses(&sql, &q.needle))
+                .find(|q| q.role == SqlRole::Release && uses(&sql, &q.needle, q.role))
             {
-                let key = call.args.get(index + 1).map(|a| &a.value);
+                let inline = inline_key(&arg.value, &unlock.needle);
+                let key = call
+                    .args
+                    .get(index + 1)
+                    .map(|a| &a.value)
+                    .or(inline.as_ref());
                 release(model, sites, releases, call, key, &unlock.library);
                 break;
             }
@@ -170,7 +193,7 @@ pub fn analyze(
                     && if q.row_claim {
                         row_claim(&sql)
                     } else {
-                        uses(&sql, &q.needle)
+                        uses(&sql, &q.needle, q.role)
                     }
             }) else {
                 continue;
@@ -178,6 +201,8 @@ pub fn analyze(
             let scope = lock.scope.unwrap_or(Scope::Transaction);
             let wait = match lock.wait {
                 Some(SqlWait::None) => Wait::NoWait,
+                // `LOCK TABLE t IN EXCLUSIVE MODE NOWAIT`: fails at once instead.
+                Some(SqlWait::Never) if has_word(&sql, "NOWAIT") => Wait::NoWait,
                 Some(SqlWait::Never) => Wait::Forever,
                 None => Wait::NotApplicable,
             };
@@ -186,8 +211,13 @@ pub fn analyze(
                 backend: lock.backend.clone(),
                 api: lock.id.clone(),
                 command: lock.needle.trim_end_matches('(').to_string(),
-                // The lock's key is the first argument after the SQL text.
-                key: call.args.get(index + 1).map(|a| a.value.clone()),
+                // The lock's key is the first argument after the SQL text, or
+                // written in it (`pg_advisory_lock(4242)` in a .sql file).
+                key: call
+                    .args
+                    .get(index + 1)
+                    .map(|a| a.value.clone())
+                    .or_else(|| inline_key(&arg.value, &lock.needle)),
                 ttl: Ttl::Scoped(scope),
                 wait,
                 try_acquire: lock.try_acquire,
@@ -201,6 +231,49 @@ pub fn analyze(
             break;
         }
     }
+}
+
+/// The arguments written inside a lock function call in SQL text:
+/// `p_batch` of `PERFORM pg_try_advisory_xact_lock(p_batch)`. Only for
+/// function needles (`PG_ADVISORY_LOCK(`) and when the text is at hand.
+fn inline_key(sql: &Expr, needle: &str) -> Option<Expr> {
+    let name = needle.strip_suffix('(')?.to_ascii_lowercase();
+    let text = sql.as_str()?;
+    let lower = text.to_ascii_lowercase();
+    let open = lower
+        .match_indices(&format!("{name}("))
+        .map(|(i, _)| i + name.len())
+        .find(|&i| {
+            !lower[..i - name.len()]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+        })?;
+    let mut depth = 0usize;
+    let close = text[open..].char_indices().find_map(|(i, c)| {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(open + i);
+                }
+            }
+            _ => {}
+        }
+        None
+    })?;
+    let inside = text[open + 1..close].trim();
+    // `pg_advisory_lock($1)` / `(%s)` / `(?)`: a placeholder names nothing.
+    let placeholder = inside.is_empty()
+        || inside.starts_with('$') && inside[1..].chars().all(|c| c.is_ascii_digit())
+        || matches!(inside, "?" | "%s" | "%d");
+    (!placeholder).then(|| Expr::other(inside, sql.span))
+}
+
+fn has_word(sql: &str, word: &str) -> bool {
+    sql.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(|w| w == word)
 }
 
 /// Column-name stems that name a claimant: who holds the row (`owner`,
@@ -283,7 +356,7 @@ fn row_claim(sql: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{row_claim, squeeze, uses};
+    use super::{row_claim, squeeze, uses, SqlRole};
 
     #[test]
     fn row_claims() {
@@ -331,16 +404,38 @@ mod tests {
 
     #[test]
     fn sql_tokens_not_substrings() {
+        let acquire = SqlRole::Acquire;
         assert!(uses(
             &squeeze("SELECT PG_ADVISORY_LOCK ($1)"),
-            "PG_ADVISORY_LOCK("
+            "PG_ADVISORY_LOCK(",
+            acquire
         ));
-        assert!(!uses("SELECT TRY_GET_LOCK(?)", "GET_LOCK("));
-        assert!(!uses("WAITING FOR UPDATE", "FOR UPDATE"));
+        assert!(!uses("SELECT TRY_GET_LOCK(?)", "GET_LOCK(", acquire));
+        assert!(!uses("WAITING FOR UPDATE", "FOR UPDATE", acquire));
         assert!(uses(
             "SELECT * FROM JOBS FOR UPDATE SKIP LOCKED",
-            "FOR UPDATE"
+            "FOR UPDATE",
+            acquire
         ));
-        assert!(!uses("SELECT * FROM T FOR UPDATES", "FOR UPDATE"));
+        assert!(!uses("SELECT * FROM T FOR UPDATES", "FOR UPDATE", acquire));
+    }
+
+    #[test]
+    fn statement_clauses_start_a_statement() {
+        let acquire = SqlRole::Acquire;
+        assert!(uses(
+            "LOCK TABLE JOBS IN EXCLUSIVE MODE",
+            "LOCK TABLE",
+            acquire
+        ));
+        assert!(uses("BEGIN; LOCK TABLE JOBS", "LOCK TABLE", acquire));
+        assert!(!uses("LOCK TABLES", "LOCK TABLES", acquire));
+        assert!(!uses("LOCK TABLES T WRITE", "LOCK TABLE", acquire));
+        assert!(!uses(
+            "GRANT SELECT, LOCK TABLES ON DB.* TO U",
+            "LOCK TABLES",
+            acquire
+        ));
+        assert!(uses("UNLOCK TABLES", "UNLOCK TABLES", SqlRole::Release));
     }
 }
