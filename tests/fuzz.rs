@@ -244,7 +244,7 @@ fn fuzz_ruby() {
 }
 
 #[test]
-fn fuzz_sql() {
+fn fuzz_sql_files() {
     frontend(Language::Sql, &["sql"]);
 }
 

@@ -202,6 +202,7 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 flags: api.flags,
                 chain: api.chain,
                 invoke: api.invoke,
+                defines: api.defines,
             });
         }
     }

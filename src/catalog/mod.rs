@@ -71,6 +71,7 @@ pub struct Api {
     pub flags: BTreeMap<String, Slot>,
     pub chain: BTreeMap<String, ArgRole>,
     pub invoke: BTreeMap<ArgRole, Slot>,
+    pub defines: Option<Slot>,
     pub fixed_flags: Vec<String>,
     pub option_aliases: BTreeMap<String, String>,
     pub contention_error: bool,

@@ -206,6 +206,11 @@ pub struct RawApi {
     /// where keys and args sit when that object is called.
     #[serde(default)]
     pub invoke: BTreeMap<ArgRole, RawSlot>,
+    /// The call defines a client method named by this argument (ioredis
+    /// `defineCommand("claim", {numberOfKeys: 1, lua})`): the script runs
+    /// where `client.claim(key, ...args)` is called, with the first
+    /// `numberOfKeys` arguments as its keys, and nowhere else.
+    pub defines: Option<RawSlot>,
 }
 
 /// The roles an argument can play in a canonical command.

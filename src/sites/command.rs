@@ -7,10 +7,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::lua::{self, LuaArg};
+use super::script::{defined_invocations, expand_script, flatten, script_invocations};
 use super::{receiver, resolve};
 use crate::catalog::{Api, ApiKind, ArgIs, ArgRole, Catalog, CommandSpec, Slot};
-use crate::model::{Call, CallId, Expr, ExprKind, FileModel, Span, Usage};
+use crate::model::{Call, CallId, Expr, ExprKind, FileModel, Span};
 
 /// One command as the server receives it.
 #[derive(Debug, Clone)]
@@ -356,6 +356,13 @@ fn build(
     }
     let script_src = got.take(ArgRole::Script).into_iter().next();
     if let Some(src) = script_src {
+        if let Some(slot) = &api.defines {
+            // A defined command runs only where it is called.
+            for (keys, at) in defined_invocations(model, call, slot) {
+                expand_script(model, catalog, &cmd, &src, &keys, Some(at), out);
+            }
+            return;
+        }
         let keys = flatten(got.take(ArgRole::ScriptKeys));
         let invocations = script_invocations(model, api, call, next);
         // The script runs where it is invoked, with that invocation's keys:
@@ -373,7 +380,7 @@ fn build(
 }
 
 /// Positional command words after the command name: `k, v, "NX", "PX", 30000`.
-fn apply_words(
+pub(super) fn apply_words(
     model: &FileModel,
     spec: &CommandSpec,
     words: &[Expr],
@@ -450,137 +457,5 @@ fn option_tokens(model: &FileModel, e: &Expr, f: &mut dyn FnMut(&str, Option<&Ex
             }
             _ => {}
         }
-    }
-}
-
-/// `[k1, k2]` / `[]string{k}` → `k1, k2`; anything else stays itself.
-fn flatten(values: Vec<Expr>) -> Vec<Expr> {
-    values
-        .into_iter()
-        .flat_map(|e| match e.peel().kind.clone() {
-            ExprKind::List(items) => items,
-            _ => vec![e],
-        })
-        .collect()
-}
-
-/// Where a script object returned by `call` is run with its keys:
-/// `release = r.register_script(S); release(keys=[k])`, `script.Run(ctx, rdb, keys)`,
-/// `redis.NewScript(S).Run(..)`, or a builder `Script::new(S).key(k).invoke(..)`.
-fn script_invocations(
-    model: &FileModel,
-    api: &Api,
-    call: &Call,
-    next: &HashMap<CallId, CallId>,
-) -> Vec<(Vec<Expr>, CallId)> {
-    let var = match &call.usage {
-        Usage::Assigned(_) => call.usage.bound(),
-        _ => None,
-    };
-    let mut out = Vec::new();
-    for c in &model.calls {
-        let on_var = var.is_some() && c.receiver.as_deref().and_then(Expr::as_name) == var;
-        let called = var.is_some() && c.receiver.is_none() && Some(c.callee.as_str()) == var;
-        let chained = c.receiver_call() == Some(call.id);
-        if !(on_var || called || chained) {
-            continue;
-        }
-        if api.chain.contains_key(&c.name) {
-            // A builder: `.key(k).arg(t).invoke(..)`.
-            let mut keys = Vec::new();
-            let mut cur = c.id;
-            loop {
-                let cc = model.call(cur);
-                match api.chain.get(&cc.name) {
-                    Some(ArgRole::ScriptKeys) => {
-                        keys.extend(cc.args.first().map(|a| a.value.clone()))
-                    }
-                    Some(_) => {}
-                    None => break,
-                }
-                match next.get(&cur) {
-                    Some(&n) => cur = n,
-                    None => break,
-                }
-            }
-            out.push((keys, c.id));
-        } else if let Some(slot) = api.invoke.get(&ArgRole::ScriptKeys) {
-            out.push((flatten(slot_values(model, c, slot)), c.id));
-        }
-    }
-    out
-}
-
-fn expand_script(
-    model: &FileModel,
-    catalog: &Catalog,
-    eval: &Command,
-    src: &Expr,
-    keys: &[Expr],
-    invocation: Option<CallId>,
-    out: &mut Vec<Command>,
-) {
-    let func = model.call(eval.call).func;
-    // The script's name, for the lock-word test: its constant, or what the
-    // script object is bound to (`FORCE_UNLOCK = new DefaultRedisScript<>(..)`).
-    let eval_call = model.call(eval.call);
-    let source_name = src
-        .peel()
-        .as_name()
-        .map(str::to_string)
-        .or_else(|| match &eval_call.usage {
-            Usage::Assigned(_) => eval_call.usage.bound().map(str::to_string),
-            // ioredis `defineCommand('forceUnlock', {lua})`: the command's own name.
-            _ => eval_call.args.iter().find_map(|a| {
-                a.value
-                    .as_str()
-                    .filter(|s| s.len() < 64)
-                    .map(str::to_string)
-            }),
-        });
-    let Some(text) = resolve::string(model, src, func) else {
-        return;
-    };
-    let script_span = resolve::resolve(model, src, func).span;
-    for lc in lua::analyze(text) {
-        let Some(spec) = catalog.command(&lc.name) else {
-            continue;
-        };
-        let arg = |a: &LuaArg| -> Expr {
-            match a {
-                LuaArg::Key(n) => keys
-                    .get(n.wrapping_sub(1))
-                    .cloned()
-                    .unwrap_or_else(|| Expr::other(format!("KEYS[{n}]"), eval.span)),
-                LuaArg::Str(s) => Expr {
-                    kind: ExprKind::Str(s.clone()),
-                    text: format!("{s:?}"),
-                    span: eval.span,
-                },
-                LuaArg::Argv(n) => Expr::other(format!("ARGV[{n}]"), eval.span),
-                LuaArg::Other(t) => Expr::other(t.clone(), eval.span),
-            }
-        };
-        let words: Vec<Expr> = lc.args.iter().map(arg).collect();
-        let mut cmd = Command {
-            name: lc.name.clone(),
-            keys: Vec::new(),
-            value: None,
-            ttl: None,
-            flags: BTreeMap::new(),
-            script: Some(ScriptOrigin {
-                script_span,
-                guarded: lc.guarded,
-                source_name: source_name.clone(),
-            }),
-            ..eval.clone()
-        };
-        if let Some(at) = invocation {
-            // Attributed to the invocation: its function, its line.
-            cmd.call = at;
-            cmd.span = model.call(at).span;
-        }
-        apply_words(model, spec, &words, model.call(eval.call), &mut cmd);
-        out.push(cmd);
     }
 }

@@ -33,6 +33,14 @@ enum Tok {
     Punct(String),
 }
 
+impl Tok {
+    fn text(&self) -> &str {
+        match self {
+            Tok::Name(t) | Tok::Str(t) | Tok::Num(t) | Tok::Punct(t) => t,
+        }
+    }
+}
+
 fn lex(src: &str) -> Vec<Tok> {
     let b = src.as_bytes();
     let mut out = Vec::new();
@@ -121,20 +129,40 @@ pub fn analyze(src: &str) -> Vec<LuaCommand> {
     // Locals assigned from `redis.call("GET", KEYS[n])`, and whether an ARGV
     // comparison has been seen for a GET result so far.
     let mut get_locals: Vec<String> = Vec::new();
+    // Names for script arguments: `local claimKey = KEYS[1]`.
+    let mut aliases: Vec<(String, LuaArg)> = Vec::new();
+    let alias = |aliases: &[(String, LuaArg)], t: Option<&Tok>| match t {
+        Some(Tok::Name(n)) => aliases.iter().find(|(a, _)| a == n).map(|(_, v)| v.clone()),
+        _ => None,
+    };
     let mut compared = false;
     let mut i = 0;
     while i < toks.len() {
+        if let (Some(Tok::Name(n)), true, Some((arg, _))) = (
+            toks.get(i),
+            punct(toks.get(i + 1), "="),
+            indexed(&toks, i + 2),
+        ) {
+            aliases.push((n.clone(), arg));
+        }
         // An owner comparison: `== ARGV[n]`, `ARGV[n] ==`, or a GET local compared with anything.
         if punct(toks.get(i), "==") || punct(toks.get(i), "~=") {
             let before = i.checked_sub(4).and_then(|s| indexed(&toks, s));
             let after = indexed(&toks, i + 1);
             let argv = |a: &Option<(LuaArg, usize)>| matches!(a, Some((LuaArg::Argv(_), _)));
             let prev = i.checked_sub(1).and_then(|k| toks.get(k));
+            let named_argv = |t: Option<&Tok>| matches!(alias(&aliases, t), Some(LuaArg::Argv(_)));
             let local_cmp = matches!(prev, Some(Tok::Name(n)) if get_locals.contains(n))
                 || matches!(toks.get(i + 1), Some(Tok::Name(n)) if get_locals.contains(n));
             let get_cmp =
                 punct(prev, ")") && out.last().is_some_and(|c: &LuaCommand| c.name == "GET");
-            if argv(&before) || argv(&after) || local_cmp || get_cmp {
+            if argv(&before)
+                || argv(&after)
+                || named_argv(prev)
+                || named_argv(toks.get(i + 1))
+                || local_cmp
+                || get_cmp
+            {
                 compared = true;
             }
         }
@@ -167,7 +195,10 @@ pub fn analyze(src: &str) -> Vec<LuaCommand> {
                         j += len;
                         continue;
                     }
-                    args.push(LuaArg::Other(format!("{t:?}")));
+                    match alias(&aliases, Some(t)) {
+                        Some(arg) => args.push(arg),
+                        None => args.push(LuaArg::Other(t.text().to_string())),
+                    }
                 }
                 _ => {}
             }
@@ -210,6 +241,22 @@ mod tests {
     fn local_compare_is_guarded() {
         let src = "local v = redis.call('GET', KEYS[1])\nif v == ARGV[1] then redis.call('UNLINK', KEYS[1]) end";
         assert!(analyze(src)[1].guarded);
+    }
+
+    #[test]
+    fn named_script_arguments_are_the_arguments() {
+        let src = "local claimKey = KEYS[1]\nlocal token = ARGV[1]\n\
+                   if redis.call('GET', claimKey) == token then return redis.call('DEL', claimKey) end";
+        let cmds = analyze(src);
+        assert_eq!(cmds[1].name, "DEL");
+        assert_eq!(cmds[1].args, vec![LuaArg::Key(1)]);
+        assert!(cmds[1].guarded);
+        let blind = analyze("local k = KEYS[1]\nreturn redis.call('DEL', k, other)");
+        assert_eq!(
+            blind[0].args,
+            vec![LuaArg::Key(1), LuaArg::Other("other".into())]
+        );
+        assert!(!blind[0].guarded);
     }
 
     #[test]

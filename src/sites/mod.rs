@@ -15,6 +15,7 @@ pub mod lifecycle;
 pub mod lua;
 pub mod receiver;
 pub mod resolve;
+mod script;
 mod site;
 pub mod sql;
 pub mod wrapper;

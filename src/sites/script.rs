@@ -1,0 +1,187 @@
+//! Lua scripts sent by a call: where they run (the call itself, a returned
+//! script object's invocations, a defined command's calls) and the commands
+//! they send, each a [`Command`] of its own.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::command::{apply_words, slot_values, Command, ScriptOrigin};
+use super::lua::{self, LuaArg};
+use super::resolve;
+use crate::catalog::{Api, ArgRole, Catalog, Slot};
+use crate::model::{Call, CallId, Expr, ExprKind, FileModel, Usage};
+
+/// `[k1, k2]` / `[]string{k}` → `k1, k2`; anything else stays itself.
+pub(super) fn flatten(values: Vec<Expr>) -> Vec<Expr> {
+    values
+        .into_iter()
+        .flat_map(|e| match e.peel().kind.clone() {
+            ExprKind::List(items) => items,
+            _ => vec![e],
+        })
+        .collect()
+}
+
+/// Where the client method that `define` names is called, with the keys it
+/// passes: the first `numberOfKeys` arguments (all of them when the count is
+/// not a literal). Calls in this file only.
+pub(super) fn defined_invocations(
+    model: &FileModel,
+    define: &Call,
+    slot: &Slot,
+) -> Vec<(Vec<Expr>, CallId)> {
+    let Some(name) = slot_values(model, define, slot)
+        .first()
+        .and_then(|v| resolve::string(model, v, define.func).map(str::to_string))
+    else {
+        return Vec::new();
+    };
+    let count = define.args.iter().find_map(|a| match &a.value.peel().kind {
+        ExprKind::Map(pairs) => pairs.iter().find_map(|(k, v)| {
+            (k.as_str().unwrap_or(&k.text) == "numberOfKeys")
+                .then(|| match resolve::resolve(model, v, define.func).kind {
+                    ExprKind::Int(n) => usize::try_from(n).ok(),
+                    _ => None,
+                })
+                .flatten()
+        }),
+        _ => None,
+    });
+    model
+        .calls
+        .iter()
+        .filter(|c| c.name == name && c.receiver.is_some() && c.id != define.id)
+        .map(|c| {
+            let args = c
+                .args
+                .iter()
+                .filter(|a| a.name.is_none())
+                .map(|a| a.value.clone());
+            let keys = match count {
+                Some(n) => args.take(n).collect(),
+                None => args.collect(),
+            };
+            (keys, c.id)
+        })
+        .collect()
+}
+
+/// Where a script object returned by `call` is run with its keys:
+/// `release = r.register_script(S); release(keys=[k])`, `script.Run(ctx, rdb, keys)`,
+/// `redis.NewScript(S).Run(..)`, or a builder `Script::new(S).key(k).invoke(..)`.
+pub(super) fn script_invocations(
+    model: &FileModel,
+    api: &Api,
+    call: &Call,
+    next: &HashMap<CallId, CallId>,
+) -> Vec<(Vec<Expr>, CallId)> {
+    let var = match &call.usage {
+        Usage::Assigned(_) => call.usage.bound(),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    for c in &model.calls {
+        let on_var = var.is_some() && c.receiver.as_deref().and_then(Expr::as_name) == var;
+        let called = var.is_some() && c.receiver.is_none() && Some(c.callee.as_str()) == var;
+        let chained = c.receiver_call() == Some(call.id);
+        if !(on_var || called || chained) {
+            continue;
+        }
+        if api.chain.contains_key(&c.name) {
+            // A builder: `.key(k).arg(t).invoke(..)`.
+            let mut keys = Vec::new();
+            let mut cur = c.id;
+            loop {
+                let cc = model.call(cur);
+                match api.chain.get(&cc.name) {
+                    Some(ArgRole::ScriptKeys) => {
+                        keys.extend(cc.args.first().map(|a| a.value.clone()))
+                    }
+                    Some(_) => {}
+                    None => break,
+                }
+                match next.get(&cur) {
+                    Some(&n) => cur = n,
+                    None => break,
+                }
+            }
+            out.push((keys, c.id));
+        } else if let Some(slot) = api.invoke.get(&ArgRole::ScriptKeys) {
+            out.push((flatten(slot_values(model, c, slot)), c.id));
+        }
+    }
+    out
+}
+
+pub(super) fn expand_script(
+    model: &FileModel,
+    catalog: &Catalog,
+    eval: &Command,
+    src: &Expr,
+    keys: &[Expr],
+    invocation: Option<CallId>,
+    out: &mut Vec<Command>,
+) {
+    let func = model.call(eval.call).func;
+    // The script's name, for the lock-word test: its constant, or what the
+    // script object is bound to (`FORCE_UNLOCK = new DefaultRedisScript<>(..)`).
+    let eval_call = model.call(eval.call);
+    let source_name = src
+        .peel()
+        .as_name()
+        .map(str::to_string)
+        .or_else(|| match &eval_call.usage {
+            Usage::Assigned(_) => eval_call.usage.bound().map(str::to_string),
+            // ioredis `defineCommand('forceUnlock', {lua})`: the command's own name.
+            _ => eval_call.args.iter().find_map(|a| {
+                a.value
+                    .as_str()
+                    .filter(|s| s.len() < 64)
+                    .map(str::to_string)
+            }),
+        });
+    let Some(text) = resolve::string(model, src, func) else {
+        return;
+    };
+    let script_span = resolve::resolve(model, src, func).span;
+    for lc in lua::analyze(text) {
+        let Some(spec) = catalog.command(&lc.name) else {
+            continue;
+        };
+        let arg = |a: &LuaArg| -> Expr {
+            match a {
+                LuaArg::Key(n) => keys
+                    .get(n.wrapping_sub(1))
+                    .cloned()
+                    .unwrap_or_else(|| Expr::other(format!("KEYS[{n}]"), eval.span)),
+                LuaArg::Str(s) => Expr {
+                    kind: ExprKind::Str(s.clone()),
+                    text: format!("{s:?}"),
+                    span: eval.span,
+                },
+                LuaArg::Argv(n) => Expr::other(format!("ARGV[{n}]"), eval.span),
+                LuaArg::Other(t) => Expr::other(t.clone(), eval.span),
+            }
+        };
+        let words: Vec<Expr> = lc.args.iter().map(arg).collect();
+        let mut cmd = Command {
+            name: lc.name.clone(),
+            keys: Vec::new(),
+            value: None,
+            ttl: None,
+            flags: BTreeMap::new(),
+            script: Some(ScriptOrigin {
+                script_span,
+                guarded: lc.guarded,
+                source_name: source_name.clone(),
+            }),
+            ..eval.clone()
+        };
+        if let Some(at) = invocation {
+            // Attributed to the invocation: its function, its line.
+            cmd.call = at;
+            cmd.span = model.call(at).span;
+        }
+        apply_words(model, spec, &words, model.call(eval.call), &mut cmd);
+        out.push(cmd);
+    }
+}
