@@ -133,6 +133,8 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 .extend(v.lock_words.iter().map(|w| w.to_ascii_lowercase()));
             cat.marker_words
                 .extend(v.marker_words.iter().map(|w| w.to_ascii_lowercase()));
+            cat.value_words
+                .extend(v.value_words.iter().map(|w| w.to_ascii_lowercase()));
             cat.in_memory_constructors
                 .extend(v.in_memory_constructors.iter().cloned());
             cat.watch_methods.extend(v.watch_methods.iter().cloned());

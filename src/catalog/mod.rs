@@ -136,6 +136,7 @@ pub struct Catalog {
     pub commands: HashMap<String, CommandSpec>,
     pub lock_words: Vec<String>,
     pub marker_words: Vec<String>,
+    pub value_words: Vec<String>,
     pub in_memory_constructors: Vec<String>,
     pub watch_methods: Vec<String>,
     pub log_methods: Vec<String>,

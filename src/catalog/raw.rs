@@ -307,6 +307,11 @@ pub struct RawVocabulary {
     /// `dedupe`, `idempotent`), unless a lock word is there too.
     #[serde(default)]
     pub marker_words: Vec<String>,
+    /// Words that mark a `SET NX` as a put-if-absent write of a value (a
+    /// cache entry, a counter's start value) when the key or the function
+    /// says so and no lock word does: not a lock.
+    #[serde(default)]
+    pub value_words: Vec<String>,
     /// Methods that start an optimistic transaction on a key (`watch`): a
     /// GET-compare-DEL after one is checked by the server at EXEC.
     #[serde(default)]

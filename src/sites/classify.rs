@@ -91,9 +91,32 @@ fn marker(fa: &FileAnalysis, site: &LockSite) -> Option<String> {
     if super::lock_words(fa.catalog, &texts).is_some() {
         return None;
     }
-    let word = super::first_word(&fa.catalog.marker_words, &texts)?;
+    if let Some(word) = super::first_word(&fa.catalog.marker_words, &texts) {
+        return Some(format!(
+            "key mentions \"{word}\": a de-duplication marker, not a lock"
+        ));
+    }
+    written_value(fa, site)
+}
+
+/// Is `site` a cache entry or a counter's start value written if absent
+/// (`value-words` in its key or its function's qualified name, no lock word
+/// in either)? Then it is no lock at all: not even LA101 applies.
+pub fn written_value(fa: &FileAnalysis, site: &LockSite) -> Option<String> {
+    if site.kind != super::SiteKind::Command || site.via.is_some() {
+        return None;
+    }
+    let written = site.key.as_ref().map_or("", |k| k.text.as_str());
+    let func = site
+        .func
+        .map_or("", |f| fa.model.functions[f].name.as_str());
+    let texts = [written, site.key_text.as_str(), func];
+    if super::lock_words(fa.catalog, &texts).is_some() {
+        return None;
+    }
+    let word = super::first_word(&fa.catalog.value_words, &texts)?;
     Some(format!(
-        "key mentions \"{word}\": a de-duplication marker, not a lock"
+        "\"{word}\" in the key or function: a value written if absent, not a lock"
     ))
 }
 
