@@ -199,7 +199,12 @@ pub fn analyze(
                 continue;
             };
             let scope = lock.scope.unwrap_or(Scope::Transaction);
+            // `CREATE FUNCTION ... pg_try_advisory_lock(..) ...`: the routine's
+            // lock is written here and taken whenever it runs, not by this
+            // statement, so nothing about this call's result, wait or release.
+            let definition = defines_routine(&sql, &lock.needle);
             let wait = match lock.wait {
+                _ if definition => Wait::NotApplicable,
                 Some(SqlWait::None) => Wait::NoWait,
                 // `LOCK TABLE t IN EXCLUSIVE MODE NOWAIT`: fails at once instead.
                 Some(SqlWait::Never) if has_word(&sql, "NOWAIT") => Wait::NoWait,
@@ -220,8 +225,10 @@ pub fn analyze(
                     .or_else(|| inline_key(&arg.value, &lock.needle)),
                 ttl: Ttl::Scoped(scope),
                 wait,
-                try_acquire: lock.try_acquire,
-                expects_release: scope == Scope::Session,
+                // `UPDATE .. WHERE id IN (SELECT .. FOR UPDATE SKIP LOCKED)`: the
+                // statement writes exactly what it locked; no result to test.
+                try_acquire: lock.try_acquire && (lock.row_claim || !writes(&sql)) && !definition,
+                expects_release: scope == Scope::Session && !definition,
                 evidence: vec![format!(
                     "SQL text calls {}",
                     lock.needle.trim_end_matches('(')
@@ -269,6 +276,29 @@ fn inline_key(sql: &Expr, needle: &str) -> Option<Expr> {
         || inside.starts_with('$') && inside[1..].chars().all(|c| c.is_ascii_digit())
         || matches!(inside, "?" | "%s" | "%d");
     (!placeholder).then(|| Expr::other(inside, sql.span))
+}
+
+/// Is the lock `needle` written in the body of a routine the (uppercase)
+/// text creates (`CREATE [OR REPLACE] FUNCTION|PROCEDURE ... AS $$ ... $$`)?
+fn defines_routine(sql: &str, needle: &str) -> bool {
+    let at = sql
+        .find(needle)
+        .filter(|_| !needle.is_empty())
+        .unwrap_or(sql.len());
+    ["FUNCTION", "PROCEDURE"].iter().any(|kind| {
+        sql[..at].match_indices(kind).any(|(i, _)| {
+            let head = sql[..i].trim_end();
+            head.ends_with("CREATE") || head.ends_with("CREATE OR REPLACE")
+        })
+    })
+}
+
+/// Does the (uppercase) statement also write rows (`UPDATE .. SET`,
+/// `DELETE FROM`, `INSERT INTO`)?
+fn writes(sql: &str) -> bool {
+    (has_word(sql, "UPDATE") && has_word(sql, "SET"))
+        || sql.contains("DELETE FROM")
+        || sql.contains("INSERT INTO")
 }
 
 fn has_word(sql: &str, word: &str) -> bool {
