@@ -170,8 +170,8 @@ pub struct RawApi {
     /// Only calls with exactly this many arguments: picks a library version's
     /// signature (go-redis v8+ `SetNX(ctx, k, v, ttl)`, v6/v7 `SetNX(k, v, ttl)`).
     pub arity: Option<usize>,
-    /// Only calls whose argument at this place is one of these words (a
-    /// symbol, string or name): `unique :until_executed` is
+    /// Only calls whose argument at this place is absent or one of these
+    /// words (a symbol, string, boolean or name): `unique :until_executed` is
     /// activejob-uniqueness, a model's own `unique :email` is not.
     pub arg_is: Option<RawArgIs>,
     /// Free functions by full path (`redis::cmd`); matched by path or import.

@@ -46,7 +46,7 @@ struct Scanned {
 }
 
 /// How many rounds of wrappers over wrappers the scan follows.
-const WRAPPER_DEPTH: usize = 4;
+pub(super) const WRAPPER_DEPTH: usize = 4;
 
 /// Stack for the analysis threads: `syn` parses recursively, and generated
 /// code can nest deeply.

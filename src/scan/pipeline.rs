@@ -140,15 +140,26 @@ pub(super) fn analyse_text(
         path: std::path::Path::new(&file.rel),
     };
     let mut analysis = sites::analyze(&model, &text, catalog, &file.path, &cx.wrappers, &user);
-    let defined = wrapper::summarize(&analysis, &file.path, |at| index.line_col(at).0);
-    // Calls of this file's own wrappers, without waiting for pass 2.
-    let own: Vec<Wrapper> = defined
+    let mut defined = wrapper::summarize(&analysis, &file.path, |at| index.line_col(at).0);
+    // Calls of this file's own wrappers, without waiting for pass 2, and the
+    // wrappers over them in this file (`with_lock` over `synchronize`).
+    let mut own: Vec<Wrapper> = defined
         .iter()
         .filter(|w| !cx.wrappers.iter().any(|c| c.path == w.path))
         .cloned()
         .collect();
-    if !own.is_empty() {
+    for _ in 0..super::WRAPPER_DEPTH {
+        if own.is_empty() {
+            break;
+        }
         sites::add_wrapper_calls(&mut analysis, &file.path, &own, &user);
+        let again = wrapper::summarize(&analysis, &file.path, |at| index.line_col(at).0);
+        own = again
+            .iter()
+            .filter(|w| !defined.iter().any(|d| d.name == w.name))
+            .cloned()
+            .collect();
+        defined = again;
     }
     let wanted = consts::wanted(&analysis, &file.path);
     let mut findings = checks::run(&analysis, &settings.rules);

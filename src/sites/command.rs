@@ -182,18 +182,20 @@ fn put_if_absent_shape(model: &FileModel, api: &Api, call: &Call) -> Option<Stri
     None
 }
 
-/// Does `call` pass one of `want.one_of` where `want` says?
+/// Does `call` pass one of `want.one_of` where `want` says, or nothing there?
 fn arg_is(model: &FileModel, call: &Call, want: &ArgIs) -> bool {
     let slot = Slot {
         pos: want.pos,
         kw: want.kw.clone(),
         rest: false,
     };
-    slot_values(model, call, &slot).iter().any(|v| {
-        let v = v.peel();
-        let word = v.as_str().or_else(|| v.as_name()).unwrap_or(&v.text);
-        want.one_of.iter().any(|w| w == word)
-    })
+    let values = slot_values(model, call, &slot);
+    values.is_empty()
+        || values.iter().any(|v| {
+            let v = v.peel();
+            let word = v.as_str().or_else(|| v.as_name()).unwrap_or(&v.text);
+            want.one_of.iter().any(|w| w == word)
+        })
 }
 
 /// The catalog API a call matches, with the evidence that it is that library's.
@@ -241,8 +243,58 @@ pub fn commands(
     next: &HashMap<CallId, CallId>,
 ) -> Vec<Command> {
     let mut out = Vec::new();
-    for call in &model.calls {
-        let Some((api_id, evidence)) = match_api(model, catalog, call) else {
+    let matched: Vec<Option<(usize, String)>> = model
+        .calls
+        .iter()
+        .map(|call| match_api(model, catalog, call))
+        .collect();
+    // A receiver the file already shows sending a library's commands is that
+    // library's client for its other commands too (`$redis.set(k, t, nx:
+    // true)` then `$redis.del(k)` in a Ruby file that Bundler, not a
+    // `require`, gave its client).
+    // A plain name is a local or a parameter: proven in its function only.
+    let scope = |call: &Call, recv: &str| {
+        let attribute = recv.contains(['.', ':']) || recv.starts_with(['@', '$']);
+        if attribute {
+            None
+        } else {
+            call.func
+        }
+    };
+    let proven: std::collections::HashSet<(&str, usize, Option<usize>)> = model
+        .calls
+        .iter()
+        .zip(&matched)
+        .filter_map(|(call, m)| {
+            let (api_id, _) = m.as_ref()?;
+            let api = &catalog.apis[*api_id];
+            matches!(api.kind, ApiKind::Command(_)).then_some(())?;
+            let recv = call.receiver.as_deref()?.text.as_str();
+            Some((recv, api.library, scope(call, recv)))
+        })
+        .collect();
+    for (call, m) in model.calls.iter().zip(matched) {
+        let found = m.or_else(|| {
+            let recv = call.receiver.as_deref()?.text.as_str();
+            catalog
+                .candidates(model.language, &call.name)
+                .iter()
+                .copied()
+                .find_map(|id| {
+                    let api = &catalog.apis[id];
+                    let shown = proven.contains(&(recv, api.library, scope(call, recv)))
+                        && api.methods.contains(&call.name)
+                        && matches!(api.kind, ApiKind::Command(_));
+                    shown.then(|| {
+                        let lib = &catalog.library_of(api).name;
+                        (
+                            id,
+                            format!("`{recv}` sends {lib} commands elsewhere in this file"),
+                        )
+                    })
+                })
+        });
+        let Some((api_id, evidence)) = found else {
             continue;
         };
         if matches!(catalog.apis[api_id].kind, ApiKind::Command(_)) {

@@ -140,7 +140,8 @@ impl<'f> Shape<'f> {
                 })
                 .last()
         });
-        let named = resolve::words(&f.name).iter().any(|w| {
+        // The method's own name: every method of a `LeaseManager` is not a lock helper.
+        let named = resolve::words(simple_name(&f.name)).iter().any(|w| {
             fa.catalog.lock_words.contains(w)
                 || matches!(w.as_str(), "acquire" | "lock" | "locked" | "locking")
         });
@@ -424,6 +425,16 @@ fn receiver_names<'m>(model: &'m FileModel, call: &Call, last: &'m str) -> Vec<&
     out
 }
 
+/// Does a class of `model` mix `module` in (Ruby `include Locking`,
+/// `extend Locking`, `prepend Locking`), so its methods are called bare?
+fn mixes_in(model: &FileModel, module: &str) -> bool {
+    model.calls.iter().any(|c| {
+        c.receiver.is_none()
+            && matches!(c.name.as_str(), "include" | "extend" | "prepend")
+            && c.args.iter().any(|a| a.value.text == module)
+    })
+}
+
 /// Does `model` import `class` by name (`import { Runner } from ..`,
 /// `from locks import Runner`, `import a.b.Runner;`)?
 fn imports_class(model: &FileModel, class: &str) -> bool {
@@ -451,7 +462,8 @@ fn calls_wrapper(model: &FileModel, path: &Path, call: &Call, w: &Wrapper) -> Op
                     p.ends_with(&format!(".{}", w.name)) || i.alias.as_deref() == Some(&w.name);
                 named && p.split('.').any(|seg| seg == w.stem)
             }))
-        .then_some(3),
+        .then_some(3)
+        .or_else(|| w.class.as_deref().filter(|c| mixes_in(model, c)).map(|_| 2)),
         Some(r) => {
             let last = r
                 .rsplit(['.', ':'])
