@@ -241,6 +241,14 @@ impl Lowerer<'_> {
         });
     }
 
+    /// A body's tail expression is what the function returns (`Ok(granted)`).
+    fn tail_exit(&mut self, body: &syn::Block) {
+        if let Some(syn::Stmt::Expr(e, None)) = body.stmts.last() {
+            let value = self.text_at(span_of(e), e);
+            self.exit(ExitKind::Return, span_of(e), value, Span::default());
+        }
+    }
+
     fn set_usage(&mut self, e: &syn::Expr, usage: Usage) {
         if let Some(id) = self.expr_call(e) {
             self.model.calls[id].usage = usage;

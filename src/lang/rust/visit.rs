@@ -23,14 +23,16 @@ impl<'ast> Visit<'ast> for Lowerer<'_> {
             self.model.test_regions.push(span);
         }
         self.function(f.sig.ident.to_string(), &f.sig, span, |lw| {
-            visit::visit_item_fn(lw, f)
+            visit::visit_item_fn(lw, f);
+            lw.tail_exit(&f.block);
         });
     }
 
     fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
         let span = span_of(f);
         self.function(f.sig.ident.to_string(), &f.sig, span, |lw| {
-            visit::visit_impl_item_fn(lw, f)
+            visit::visit_impl_item_fn(lw, f);
+            lw.tail_exit(&f.block);
         });
     }
 
