@@ -55,6 +55,9 @@ pub struct SiteInfo {
     pub backend: String,
     pub library: String,
     pub api: String,
+    /// For a call of an in-house wrapper: the wrapper and where its own
+    /// acquisition is (`runCronJob (cron/utils.ts:36)`).
+    pub via: Option<String>,
     pub key: String,
     /// `30000 ms`, `none`, `renewed`, `session`, `default 10s`...
     pub ttl: String,
@@ -118,6 +121,10 @@ pub fn site_infos(
             backend: s.backend.clone(),
             library: s.library.clone(),
             api: s.api.clone(),
+            via: s.via.as_ref().map(|at| {
+                let name = s.api.strip_prefix("wrapper ").unwrap_or(&s.api);
+                format!("{name} ({at})")
+            }),
             key: s
                 .key
                 .as_ref()

@@ -21,6 +21,8 @@ struct JsonSite<'a> {
     backend: &'a str,
     library: &'a str,
     api: &'a str,
+    /// For a wrapper call: `Name (path:line)` of the acquisition it wraps.
+    via: Option<&'a str>,
     key: &'a str,
     ttl: &'a str,
     ttl_ms: Option<i64>,
@@ -104,7 +106,10 @@ fn cells(r: &Row) -> [String; 10] {
     [
         format!("{}:{}", r.file.path, r.line),
         r.file.language.name().to_string(),
-        r.site.library.clone(),
+        match &r.site.via {
+            Some(via) => format!("{} via {via}", r.site.library),
+            None => r.site.library.clone(),
+        },
         short_key(&r.site.key),
         r.site.ttl.clone(),
         r.site.wait.clone(),
@@ -216,6 +221,7 @@ fn json(rows: &[Row]) -> String {
             backend: &r.site.backend,
             library: &r.site.library,
             api: &r.site.api,
+            via: r.site.via.as_deref(),
             key: &r.site.key,
             ttl: &r.site.ttl,
             ttl_ms: r.site.ttl_ms,
