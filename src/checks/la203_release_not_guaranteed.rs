@@ -1,8 +1,9 @@
 use super::declare_rule;
+use crate::catalog::Scope;
 use crate::checks::Finding;
 use crate::lang::profile::profile;
 use crate::model::{mentions, Conditional, ExitKind, FileModel, GuardKind, Span};
-use crate::sites::{FileAnalysis, LockSite, Release};
+use crate::sites::{FileAnalysis, LockSite, Release, Ttl};
 
 declare_rule! {
     /// ## What it flags
@@ -134,6 +135,20 @@ fn escapes(model: &FileModel, site: &LockSite) -> bool {
         })
 }
 
+/// What keeps an unreleased lock held, in the message's words.
+fn held_until(ttl: &Ttl) -> &'static str {
+    match ttl {
+        Ttl::Given(_) | Ttl::Default(_) => "it is held until its lease ends",
+        Ttl::Absent => "it is held until something deletes it, forever if the holder dies",
+        Ttl::Renewed => "it is renewed, and so held, for as long as the holder runs",
+        Ttl::Scoped(Scope::Session) => {
+            "it is held until the database session ends; on a pooled connection, until the \
+             pool closes that connection"
+        }
+        Ttl::Scoped(Scope::Transaction) => "it is held until the transaction ends",
+    }
+}
+
 fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
     let model = fa.model;
     for site in fa.locks() {
@@ -149,7 +164,11 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
                 let f = Finding::new(
                     &RULE,
                     site.span,
-                    format!("lock {} is acquired but never released in this file: it is held until its lease ends", site.key_display()),
+                    format!(
+                        "lock {} is acquired but never released in this file: {}",
+                        site.key_display(),
+                        held_until(&site.ttl)
+                    ),
                 )
                 .site(site);
                 out.push(f);
@@ -222,5 +241,20 @@ fn skipping_path(
                     || model.inside(site.span, &[GuardKind::Closure])
             })
             .map(|c| (c.span, "this call raises")),
+    }
+}
+
+#[cfg(test)]
+mod message_tests {
+    use super::held_until;
+    use crate::catalog::Scope;
+    use crate::sites::Ttl;
+
+    #[test]
+    fn says_what_keeps_the_lock() {
+        assert!(held_until(&Ttl::Scoped(Scope::Session)).contains("session ends"));
+        assert!(held_until(&Ttl::Scoped(Scope::Transaction)).contains("transaction ends"));
+        assert!(held_until(&Ttl::Absent).contains("forever if the holder dies"));
+        assert!(held_until(&Ttl::Given(None)).contains("lease ends"));
     }
 }
