@@ -8,7 +8,9 @@
 //! too: `IF NOT pg_try_advisory_xact_lock(k) THEN` tests the lock, the
 //! `SELECT … FOR UPDATE` after `THEN` is a statement of its own.
 
-use crate::model::{Arg, Call, Comment, Expr, ExprKind, FileModel, Language, Span, Usage};
+use crate::model::{
+    mentions, Arg, Call, Comment, Expr, ExprKind, FileModel, Language, Span, Usage,
+};
 
 /// Words that end the statement before them and start a new one after them.
 const BLOCK_WORDS: &[&str] = &[
@@ -67,7 +69,9 @@ pub fn lower(text: &str) -> FileModel {
             .to_ascii_uppercase();
         let usage = if TESTS.contains(&first.as_str()) {
             Usage::Tested
-        } else if DISCARDS.contains(&first.as_str()) && !has_word(body, "INTO") {
+        } else if DISCARDS.contains(&first.as_str())
+            && !mentions(&body.to_ascii_uppercase(), "INTO")
+        {
             Usage::Discarded
         } else {
             Usage::Used
@@ -286,11 +290,6 @@ fn comment_text(raw: &str) -> String {
         .trim_end_matches("*/")
         .trim()
         .to_string()
-}
-
-fn has_word(text: &str, word: &str) -> bool {
-    text.split(|c: char| !c.is_alphanumeric() && c != '_')
-        .any(|w| w.eq_ignore_ascii_case(word))
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 use super::{resolve, LockSite, Release, SiteKind, Ttl, Wait};
 use crate::catalog::raw::SqlWait;
 use crate::catalog::{Catalog, Scope, SqlRole};
-use crate::model::{Call, Expr, ExprKind, FileModel};
+use crate::model::{mentions, Call, Expr, ExprKind, FileModel};
 
 /// The SQL text an argument carries, uppercased, if it is a string.
 fn sql_text(model: &FileModel, e: &Expr, func: Option<usize>) -> Option<String> {
@@ -207,7 +207,7 @@ pub fn analyze(
                 _ if definition => Wait::NotApplicable,
                 Some(SqlWait::None) => Wait::NoWait,
                 // `LOCK TABLE t IN EXCLUSIVE MODE NOWAIT`: fails at once instead.
-                Some(SqlWait::Never) if has_word(&sql, "NOWAIT") => Wait::NoWait,
+                Some(SqlWait::Never) if mentions(&sql, "NOWAIT") => Wait::NoWait,
                 Some(SqlWait::Never) => Wait::Forever,
                 None => Wait::NotApplicable,
             };
@@ -296,14 +296,9 @@ fn defines_routine(sql: &str, needle: &str) -> bool {
 /// Does the (uppercase) statement also write rows (`UPDATE .. SET`,
 /// `DELETE FROM`, `INSERT INTO`)?
 fn writes(sql: &str) -> bool {
-    (has_word(sql, "UPDATE") && has_word(sql, "SET"))
+    (mentions(sql, "UPDATE") && mentions(sql, "SET"))
         || sql.contains("DELETE FROM")
         || sql.contains("INSERT INTO")
-}
-
-fn has_word(sql: &str, word: &str) -> bool {
-    sql.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .any(|w| w == word)
 }
 
 /// Column-name stems that name a claimant: who holds the row (`owner`,

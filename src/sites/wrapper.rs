@@ -133,10 +133,8 @@ impl<'f> Shape<'f> {
                 .map(|(i, _)| f.span.start + i)
                 // "writers yield instead of waiting" in a comment yields nothing.
                 .filter(|&at| {
-                    !model
-                        .comments
-                        .iter()
-                        .any(|c| c.span.contains(Span::new(at, at)))
+                    let i = model.comments.partition_point(|c| c.span.end <= at);
+                    model.comments.get(i).is_none_or(|c| c.span.start > at)
                 })
                 .last()
         });
