@@ -1,18 +1,148 @@
-//! The prefilter: Aho–Corasick automata over literal triggers, run on raw
-//! bytes. A file with no trigger is never decoded or parsed, which keeps a
+//! The prefilter: Aho–Corasick automata over literals, run on raw bytes. A
+//! file the prefilter rejects is never decoded or parsed, which keeps a
 //! monorepo scan near the cost of reading it.
+//!
+//! The catalog's table ([`Gate`]) asks for two literals of one library: one
+//! of its names (`redis`) and one of its operations as a whole word (`nx`,
+//! `lock`, `eval`). Literals in comments count: the prefilter never
+//! tokenizes, it may only pass too much.
+
+use std::sync::Arc;
 
 use aho_corasick::AhoCorasick;
+
+use crate::catalog::Gate;
+use crate::model::Language;
 
 #[derive(Clone)]
 pub struct Prefilter {
     automata: Vec<AhoCorasick>,
+    table: Option<Arc<Table>>,
+}
+
+/// The catalog's gates compiled into one automaton.
+struct Table {
+    automaton: AhoCorasick,
+    /// Per pattern: the rows it names a library of, and those it names an operation of.
+    literals: Vec<Literal>,
+    rows: Vec<Row>,
+}
+
+#[derive(Default)]
+struct Literal {
+    triggers: Vec<usize>,
+    operations: Vec<usize>,
+}
+
+struct Row {
+    language: Option<Language>,
+    needs_operation: bool,
+}
+
+impl Table {
+    fn new(gates: &[Gate]) -> Option<Table> {
+        let mut words: Vec<String> = Vec::new();
+        let mut literals: Vec<Literal> = Vec::new();
+        let mut index = |word: &str, words: &mut Vec<String>| -> usize {
+            let word = word.to_ascii_lowercase();
+            match words.iter().position(|w| *w == word) {
+                Some(i) => i,
+                None => {
+                    words.push(word);
+                    literals.push(Literal::default());
+                    words.len() - 1
+                }
+            }
+        };
+        let mut roles: Vec<(usize, usize, bool)> = Vec::new();
+        for (row, gate) in gates.iter().enumerate() {
+            for t in &gate.triggers {
+                roles.push((index(t, &mut words), row, false));
+            }
+            for o in &gate.operations {
+                roles.push((index(o, &mut words), row, true));
+            }
+        }
+        for (literal, row, operation) in roles {
+            let l = &mut literals[literal];
+            match operation {
+                true => l.operations.push(row),
+                false => l.triggers.push(row),
+            }
+        }
+        let automaton = AhoCorasick::builder()
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+            .ascii_case_insensitive(true)
+            .build(&words)
+            .ok()
+            .filter(|_| !words.is_empty())?;
+        let rows = gates
+            .iter()
+            .map(|g| Row {
+                language: g.language,
+                needs_operation: !g.operations.is_empty(),
+            })
+            .collect();
+        Some(Table {
+            automaton,
+            literals,
+            rows,
+        })
+    }
+
+    /// Does one row find both its literals in `bytes`?
+    fn matches(&self, bytes: &[u8], language: Language) -> bool {
+        let language = language.catalog_language();
+        let applies = |row: &Row| row.language.is_none_or(|l| l == language);
+        let mut named = vec![false; self.rows.len()];
+        let mut operated = vec![false; self.rows.len()];
+        for m in self.automaton.find_overlapping_iter(bytes) {
+            let literal = &self.literals[m.pattern().as_usize()];
+            for &row in &literal.triggers {
+                named[row] = true;
+            }
+            if !literal.operations.is_empty() && whole_word(bytes, m.start(), m.end()) {
+                for &row in &literal.operations {
+                    operated[row] = true;
+                }
+            }
+            let done = |row: usize| {
+                named[row] && (operated[row] || !self.rows[row].needs_operation)
+                    && applies(&self.rows[row])
+            };
+            if literal.triggers.iter().chain(&literal.operations).any(|&r| done(r)) {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// Is `bytes[start..end]` a whole identifier (nothing alphanumeric or `_` on either side)?
+fn whole_word(bytes: &[u8], start: usize, end: usize) -> bool {
+    let ident = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
+    let first = bytes.get(start).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
+    let last = end
+        .checked_sub(1)
+        .and_then(|i| bytes.get(i))
+        .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
+    // A literal that starts or ends with punctuation (`lock!`, `FOR UPDATE`) is bounded there.
+    (!first || !ident(start.checked_sub(1).and_then(|i| bytes.get(i))))
+        && (!last || !ident(bytes.get(end)))
 }
 
 impl Prefilter {
-    /// The catalog's triggers, matched case-insensitively.
-    pub fn new(triggers: &[String]) -> Self {
-        Self::build(triggers, true)
+    /// The catalog's table: a library's name and one of its operations.
+    pub fn catalog(gates: &[Gate]) -> Self {
+        Prefilter {
+            automata: Vec::new(),
+            table: Table::new(gates).map(Arc::new),
+        }
+    }
+
+    /// Any of `words`, matched case-insensitively.
+    pub fn new(words: &[String]) -> Self {
+        Self::build(words, true)
     }
 
     /// Exact names (wrapper functions), case-sensitive.
@@ -31,13 +161,17 @@ impl Prefilter {
             .filter(|_| !words.is_empty())
             .into_iter()
             .collect();
-        Prefilter { automata }
+        Prefilter {
+            automata,
+            table: None,
+        }
     }
 
     /// Matches what either matches.
     pub fn either(a: &Prefilter, b: &Prefilter) -> Self {
         Prefilter {
             automata: a.automata.iter().chain(&b.automata).cloned().collect(),
+            table: a.table.clone().or_else(|| b.table.clone()),
         }
     }
 
@@ -63,8 +197,52 @@ impl Prefilter {
         found
     }
 
-    /// Does the file mention anything worth parsing?
-    pub fn matches(&self, bytes: &[u8]) -> bool {
+    /// Does a file in `language` mention anything worth parsing?
+    pub fn matches(&self, bytes: &[u8], language: Language) -> bool {
         self.automata.iter().any(|ac| ac.is_match(bytes))
+            || self.table.as_ref().is_some_and(|t| t.matches(bytes, language))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Catalog;
+
+    fn parsed(text: &str, language: Language) -> bool {
+        let catalog = Catalog::builtin().expect("the built-in catalog compiles");
+        Prefilter::catalog(&catalog.gates).matches(text.as_bytes(), language)
+    }
+
+    #[test]
+    fn a_library_name_needs_one_of_its_operations() {
+        use Language::*;
+        // A name alone: an import, a config key, a comment.
+        assert!(!parsed("import redis\nr = redis.Redis()\nr.get('k')\n", Python));
+        assert!(!parsed("// uses the redis cache for sessions\n", Go));
+        // A name and an operation, as a word.
+        assert!(parsed("import redis\nr.set('lock:a', 1, nx=True)\n", Python));
+        assert!(parsed("import redis\nwith r.lock('a'):\n    pass\n", Python));
+        assert!(parsed("rdb := redis.NewClient(o)\nrdb.SetNX(ctx, k, 1, 0)\n", Go));
+        assert!(parsed("const r = new Redis(); r.del('lock:a');\n", JavaScript));
+        assert!(parsed("Rails.cache.write(k, 1, unless_exist: true)\n", Ruby));
+        // Near misses: the operation inside a longer word, or another language's library.
+        assert!(!parsed("import redis\nmodel = onnx.load(p)\nblocker = 1\n", Python));
+        assert!(!parsed("import redsync\nm = NewMutex()\n", Python));
+        assert!(parsed("import \"github.com/go-redsync/redsync/v4\"\nm := rs.NewMutex(k)\n", Go));
+    }
+
+    #[test]
+    fn sql_text_is_its_own_operation_except_a_bare_is_null() {
+        use Language::*;
+        assert!(parsed("q = \"SELECT * FROM jobs FOR UPDATE SKIP LOCKED\"\n", Python));
+        assert!(parsed("db.Exec(\"SELECT pg_advisory_lock($1)\", id)\n", Go));
+        // `IS NULL` names a row claim only next to an UPDATE.
+        assert!(!parsed("q = \"SELECT * FROM users WHERE deleted_at IS NULL\"\n", Java));
+        assert!(parsed(
+            "q = \"UPDATE jobs SET owner = ? WHERE id = ? AND owner IS NULL\"\n",
+            Java
+        ));
+        assert!(!parsed("// FOR UPDATES see the changelog\n", Go));
     }
 }

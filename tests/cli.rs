@@ -217,10 +217,10 @@ fn bad_input_files_are_notices_and_the_scan_goes_on() {
     fs::write(d.join("empty.py"), b"").unwrap();
     fs::write(
         d.join("broken.py"),
-        "import redis\nr = redis.Redis(\ndef (:\n",
+        "import redis\nr = redis.Redis(\nr.delete('lock:a')\ndef (:\n",
     )
     .unwrap();
-    fs::write(d.join("broken.rs"), "use redis::Commands;\nfn main( {\n").unwrap();
+    fs::write(d.join("broken.rs"), "use redis::Commands;\nfn main( { redis::cmd(\"DEL\")\n").unwrap();
     fs::write(
         d.join("good.py"),
         "import redis\nr = redis.Redis()\nr.set('lock:b', 'x', nx=True)\n",
@@ -635,7 +635,7 @@ fn deep_nesting_is_survived() {
     fs::write(
         d.join("deep.rs"),
         format!(
-            "fn main() {{ let x = {}; redis::cmd(\"SET\"); }}\n",
+            "fn main() {{ let x = {}; redis::cmd(\"SET\").arg(\"NX\"); }}\n",
             deep("(", ")", 10_000)
         ),
     )
@@ -643,34 +643,37 @@ fn deep_nesting_is_survived() {
     fs::write(
         d.join("ok.rs"),
         format!(
-            "fn main() {{ let x = {}; redis::cmd(\"SET\"); }}\n",
+            "fn main() {{ let x = {}; redis::cmd(\"SET\").arg(\"NX\"); }}\n",
             deep("(", ")", 1_500)
         ),
     )
     .unwrap();
     fs::write(
         d.join("deep.py"),
-        format!("import redis\nx = {}\n", deep("(", ")", 10_000)),
+        format!("import redis\nr.delete('lock:a')\nx = {}\n", deep("(", ")", 10_000)),
     )
     .unwrap();
     fs::write(
         d.join("deep.js"),
         format!(
-            "const redis = require('ioredis');\nlet x = {};\n",
+            "const redis = require('ioredis');\nredis.del('lock:a');\nlet x = {};\n",
             deep("[", "]", 10_000)
         ),
     )
     .unwrap();
     fs::write(
         d.join("deep.rb"),
-        format!("require 'redis'\nx = {}\n", deep("[", "]", 10_000)),
+        format!("require 'redis'\nREDIS.del('lock:a')\nx = {}\n", deep("[", "]", 10_000)),
     )
     .unwrap();
     lock_audit()
         .args(["check", "--verbose", "--format", "concise"])
         .arg(d)
         .assert()
-        .code(0)
+        .code(1)
+        // The deep Python and Ruby files are analysed to the end.
+        .stdout(predicate::str::contains("deep.py:2:1: LA201"))
+        .stdout(predicate::str::contains("deep.rb:2:1: LA201"))
         .stderr(predicate::str::contains(
             "deep.rs: cannot parse: nesting 10001 levels deep",
         ));
@@ -951,7 +954,7 @@ fn cache_reuses_unchanged_files_and_never_serves_stale_results() {
     .unwrap();
     fs::write(
         d.join("broken.py"),
-        "import redis\nr = redis.Redis(\ndef (:\n",
+        "import redis\nr = redis.Redis(\nr.delete('lock:a')\ndef (:\n",
     )
     .unwrap();
     fs::write(d.join("later.py"), "import claims\n").unwrap();

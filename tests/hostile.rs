@@ -121,66 +121,66 @@ fn deep_nesting_in_every_language() {
     let nest = |o: &str, c: &str| format!("{}1{}", o.repeat(n), c.repeat(n));
     let blocks = |o: &str, c: &str| format!("{}{}", o.repeat(n), c.repeat(n));
     let files = [
-        ("deep.py", format!("import redis\nx = {}\n", nest("(", ")"))),
+        ("deep.py", format!("import redis\nr.set('lock:x', 1, nx=True)\nx = {}\n", nest("(", ")"))),
         (
             "deep.rs",
             format!(
-                "fn main() {{ redis::cmd(\"SET\"); let x = {}; }}\n",
+                "fn main() {{ redis::cmd(\"SET\").arg(\"NX\"); let x = {}; }}\n",
                 nest("(", ")")
             ),
         ),
         (
             "blocks.rs",
             format!(
-                "fn main() {{ redis::cmd(\"SET\"); {} }}\n",
+                "fn main() {{ redis::cmd(\"SET\").arg(\"NX\"); {} }}\n",
                 blocks("{", "}")
             ),
         ),
         (
             "deep.go",
             format!(
-                "package x\nimport \"github.com/redis/go-redis/v9\"\nvar x = {}\n",
+                "package x\nimport \"github.com/redis/go-redis/v9\"\nvar ok = rdb.SetNX(ctx, \"lock:x\", 1, 0)\nvar x = {}\n",
                 nest("(", ")")
             ),
         ),
         (
             "blocks.go",
             format!(
-                "package x\nimport \"github.com/redis/go-redis/v9\"\nfunc f() {{ {} }}\n",
+                "package x\nimport \"github.com/redis/go-redis/v9\"\nfunc f() {{ rdb.SetNX(ctx, \"lock:x\", 1, 0); {} }}\n",
                 blocks("{", "}")
             ),
         ),
         (
             "Deep.java",
             format!(
-                "import redis.clients.jedis.Jedis;\nclass D {{ int x = {}; }}\n",
+                "import redis.clients.jedis.Jedis;\nclass D {{ Object o = jedis.setnx(\"lock:x\", \"1\"); int x = {}; }}\n",
                 nest("(", ")")
             ),
         ),
         (
             "deep.js",
             format!(
-                "const r = require('ioredis');\nlet x = {};\n",
+                "const r = require('ioredis');\nr.set('lock:x', 1, 'NX');\nlet x = {};\n",
                 nest("[", "]")
             ),
         ),
         (
             "blocks.js",
             format!(
-                "const r = require('ioredis');\nfunction f() {{ {} }}\n",
+                "const r = require('ioredis');\nfunction f() {{ r.set('lock:x', 1, 'NX'); {} }}\n",
                 blocks("{", "}")
             ),
         ),
         (
             "deep.ts",
             format!(
-                "import Redis from 'ioredis';\nlet x: number = {};\n",
+                "import Redis from 'ioredis';\nnew Redis().set('lock:x', 1, 'NX');\nlet x: number = {};\n",
                 nest("(", ")")
             ),
         ),
         (
             "deep.rb",
-            format!("require 'redis'\nx = {}\n", nest("[", "]")),
+            format!("require 'redis'\nREDIS.set('lock:x', 1, nx: true)\nx = {}\n", nest("[", "]")),
         ),
     ];
     for (name, text) in &files {
@@ -204,11 +204,11 @@ fn broken_and_half_typed_code() {
         ),
         (
             "comment.rs",
-            "use redis::Commands;\n/* never closed\nfn f() {}\n",
+            "use redis::Commands;\nfn g(c: &mut redis::Connection) { let _: () = c.del(\"lock:x\").unwrap(); }\n/* never closed\nfn f() {}\n",
         ),
         (
             "string.go",
-            "package x\nimport \"github.com/redis/go-redis/v9\"\nvar s = \"open\n",
+            "package x\nimport \"github.com/redis/go-redis/v9\"\nvar s = \"SET lock NX\nvar t = \"open\n",
         ),
         (
             "half.java",
@@ -216,7 +216,7 @@ fn broken_and_half_typed_code() {
         ),
         (
             "half.ts",
-            "import Redis from 'ioredis';\nconst r = new Redis(\nexport function f( {",
+            "import Redis from 'ioredis';\nconst r = new Redis(\nexport function f( { r.del('lock:x')",
         ),
         (
             "half.rb",

@@ -6,7 +6,7 @@ use std::path::Path;
 use walkdir::WalkDir;
 
 use super::raw::{RawApi, RawFile};
-use super::{Api, ApiKind, Catalog, Clients, CommandSpec, Library, SqlLock};
+use super::{gates, Api, ApiKind, Catalog, Clients, CommandSpec, Library, SqlLock};
 use crate::error::YamlError;
 
 pub type CatalogError = Box<YamlError>;
@@ -98,6 +98,10 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 wait: q.wait,
             });
             cat.triggers.extend(raw.triggers.iter().cloned());
+        }
+        if !raw.sql.is_empty() {
+            let locks = &cat.sql[cat.sql.len() - raw.sql.len()..];
+            cat.gates.push(gates::sql_gate(&raw.triggers, locks));
         }
         if let Some(c) = &raw.classification {
             if let Some(t) = c.threshold {
@@ -207,6 +211,9 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 defines: api.defines,
             });
         }
+        let apis: Vec<&Api> = cat.apis.iter().filter(|a| a.library == library).collect();
+        let gate = gates::library_gate(language, &raw.triggers, &apis, &cat.commands);
+        cat.gates.push(gate);
     }
     cat.triggers.sort();
     cat.triggers.dedup();

@@ -6,6 +6,7 @@
 
 mod compile;
 pub mod duration_text;
+mod gates;
 pub mod raw;
 
 use std::collections::{BTreeMap, HashMap};
@@ -102,6 +103,30 @@ pub struct SqlLock {
     pub wait: Option<raw::SqlWait>,
 }
 
+/// One row of the prefilter's table: a file is parsed when it holds one of
+/// `triggers` (names of the library) and one of `operations` (names of its
+/// lock operations, whole words); with no operations, a trigger alone.
+/// Both are matched ignoring ASCII case.
+#[derive(Debug, Clone)]
+pub struct Gate {
+    /// `None`: every language (SQL text).
+    pub language: Option<Language>,
+    pub triggers: Vec<String>,
+    pub operations: Vec<String>,
+}
+
+impl Gate {
+    fn new(language: Option<Language>, triggers: &[String], mut operations: Vec<String>) -> Gate {
+        operations.sort_by_key(|o| o.to_ascii_lowercase());
+        operations.dedup_by(|a, b| a.eq_ignore_ascii_case(b));
+        Gate {
+            language,
+            triggers: triggers.to_vec(),
+            operations,
+        }
+    }
+}
+
 /// A canonical Redis command's grammar and role.
 #[derive(Debug, Clone)]
 pub struct CommandSpec {
@@ -141,6 +166,8 @@ pub struct Catalog {
     pub watch_methods: Vec<String>,
     pub log_methods: Vec<String>,
     pub triggers: Vec<String>,
+    /// The prefilter's table, one row per library.
+    pub gates: Vec<Gate>,
     pub sql: Vec<SqlLock>,
     /// Classification word weights and threshold.
     pub threshold: i32,

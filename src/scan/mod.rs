@@ -71,7 +71,7 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
         start.elapsed(),
         files.len()
     ));
-    let prefilter = Prefilter::new(&catalog.triggers);
+    let prefilter = Prefilter::catalog(&catalog.gates);
     let none = Context::default();
     let first: Vec<Scanned> = files
         .par_iter()
@@ -308,7 +308,7 @@ pub fn workspace_wrappers(
     settings: &Settings,
 ) -> Vec<Wrapper> {
     let (files, _) = discover::discover(paths, &settings.paths);
-    let prefilter = Prefilter::new(&catalog.triggers);
+    let prefilter = Prefilter::catalog(&catalog.gates);
     let none = Context::default();
     files
         .par_iter()

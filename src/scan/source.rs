@@ -56,7 +56,7 @@ pub(super) fn read_text(
         );
         return None;
     }
-    if !prefilter.matches(&bytes) {
+    if !prefilter.matches(&bytes, file.language) {
         return None;
     }
     if !settings.include_minified && profile(file.language).minified_bundles {
