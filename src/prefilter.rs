@@ -22,6 +22,9 @@ pub struct Prefilter {
 
 /// The catalog's gates compiled into one automaton.
 struct Table {
+    /// The triggers alone: most files name no library, and a plain search
+    /// rejects them faster than the overlapping one below.
+    names: AhoCorasick,
     automaton: AhoCorasick,
     /// Per pattern: the rows it names a library of, and those it names an operation of.
     literals: Vec<Literal>,
@@ -70,12 +73,17 @@ impl Table {
                 false => l.triggers.push(row),
             }
         }
-        let automaton = AhoCorasick::builder()
-            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
-            .ascii_case_insensitive(true)
-            .build(&words)
-            .ok()
-            .filter(|_| !words.is_empty())?;
+        let build = |words: &[String]| {
+            AhoCorasick::builder()
+                .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+                .ascii_case_insensitive(true)
+                .build(words)
+                .ok()
+                .filter(|_| !words.is_empty())
+        };
+        let automaton = build(&words)?;
+        let triggers: Vec<String> = gates.iter().flat_map(|g| g.triggers.clone()).collect();
+        let names = build(&triggers)?;
         let rows = gates
             .iter()
             .map(|g| Row {
@@ -84,6 +92,7 @@ impl Table {
             })
             .collect();
         Some(Table {
+            names,
             automaton,
             literals,
             rows,
@@ -92,14 +101,19 @@ impl Table {
 
     /// Does one row find both its literals in `bytes`?
     fn matches(&self, bytes: &[u8], language: Language) -> bool {
+        if !self.names.is_match(bytes) {
+            return false;
+        }
         let language = language.catalog_language();
         let applies = |row: &Row| row.language.is_none_or(|l| l == language);
         let mut named = vec![false; self.rows.len()];
         let mut operated = vec![false; self.rows.len()];
         for m in self.automaton.find_overlapping_iter(bytes) {
             let literal = &self.literals[m.pattern().as_usize()];
-            for &row in &literal.triggers {
-                named[row] = true;
+            if !literal.triggers.is_empty() && name_ends(bytes, m.start(), m.end()) {
+                for &row in &literal.triggers {
+                    named[row] = true;
+                }
             }
             if !literal.operations.is_empty() && whole_word(bytes, m.start(), m.end()) {
                 for &row in &literal.operations {
@@ -107,10 +121,16 @@ impl Table {
                 }
             }
             let done = |row: usize| {
-                named[row] && (operated[row] || !self.rows[row].needs_operation)
+                named[row]
+                    && (operated[row] || !self.rows[row].needs_operation)
                     && applies(&self.rows[row])
             };
-            if literal.triggers.iter().chain(&literal.operations).any(|&r| done(r)) {
+            if literal
+                .triggers
+                .iter()
+                .chain(&literal.operations)
+                .any(|&r| done(r))
+            {
                 return true;
             }
         }
@@ -118,10 +138,23 @@ impl Table {
     }
 }
 
+/// Does a library name end at `end`? Not when a lowercase word goes on:
+/// `redistribute`, `consulting`; `redisClient`, `redis_url`, `ioredis` are names.
+fn name_ends(bytes: &[u8], start: usize, end: usize) -> bool {
+    let last = end
+        .checked_sub(1)
+        .filter(|&i| i >= start)
+        .and_then(|i| bytes.get(i));
+    !last.is_some_and(u8::is_ascii_alphanumeric)
+        || !bytes.get(end).is_some_and(u8::is_ascii_lowercase)
+}
+
 /// Is `bytes[start..end]` a whole identifier (nothing alphanumeric or `_` on either side)?
 fn whole_word(bytes: &[u8], start: usize, end: usize) -> bool {
     let ident = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
-    let first = bytes.get(start).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
+    let first = bytes
+        .get(start)
+        .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
     let last = end
         .checked_sub(1)
         .and_then(|i| bytes.get(i))
@@ -182,6 +215,7 @@ impl Prefilter {
         let mut found: Vec<usize> = self
             .automata
             .iter()
+            .filter(|ac| ac.is_match(bytes))
             .flat_map(|ac| {
                 ac.find_overlapping_iter(bytes)
                     .filter(|m| {
@@ -200,7 +234,10 @@ impl Prefilter {
     /// Does a file in `language` mention anything worth parsing?
     pub fn matches(&self, bytes: &[u8], language: Language) -> bool {
         self.automata.iter().any(|ac| ac.is_match(bytes))
-            || self.table.as_ref().is_some_and(|t| t.matches(bytes, language))
+            || self
+                .table
+                .as_ref()
+                .is_some_and(|t| t.matches(bytes, language))
     }
 }
 
@@ -218,27 +255,63 @@ mod tests {
     fn a_library_name_needs_one_of_its_operations() {
         use Language::*;
         // A name alone: an import, a config key, a comment.
-        assert!(!parsed("import redis\nr = redis.Redis()\nr.get('k')\n", Python));
+        assert!(!parsed(
+            "import redis\nr = redis.Redis()\nr.get('k')\n",
+            Python
+        ));
         assert!(!parsed("// uses the redis cache for sessions\n", Go));
+        // A longer word is not the name: the GPL header's `redistribute` and a Java `delete`.
+        assert!(!parsed(
+            "// you can redistribute it\nrepo.delete(row);\n",
+            Java
+        ));
+        assert!(parsed("redisTemplate.delete(key);\n", Java));
         // A name and an operation, as a word.
-        assert!(parsed("import redis\nr.set('lock:a', 1, nx=True)\n", Python));
-        assert!(parsed("import redis\nwith r.lock('a'):\n    pass\n", Python));
-        assert!(parsed("rdb := redis.NewClient(o)\nrdb.SetNX(ctx, k, 1, 0)\n", Go));
-        assert!(parsed("const r = new Redis(); r.del('lock:a');\n", JavaScript));
-        assert!(parsed("Rails.cache.write(k, 1, unless_exist: true)\n", Ruby));
+        assert!(parsed(
+            "import redis\nr.set('lock:a', 1, nx=True)\n",
+            Python
+        ));
+        assert!(parsed(
+            "import redis\nwith r.lock('a'):\n    pass\n",
+            Python
+        ));
+        assert!(parsed(
+            "rdb := redis.NewClient(o)\nrdb.SetNX(ctx, k, 1, 0)\n",
+            Go
+        ));
+        assert!(parsed(
+            "const r = new Redis(); r.del('lock:a');\n",
+            JavaScript
+        ));
+        assert!(parsed(
+            "Rails.cache.write(k, 1, unless_exist: true)\n",
+            Ruby
+        ));
         // Near misses: the operation inside a longer word, or another language's library.
-        assert!(!parsed("import redis\nmodel = onnx.load(p)\nblocker = 1\n", Python));
+        assert!(!parsed(
+            "import redis\nmodel = onnx.load(p)\nblocker = 1\n",
+            Python
+        ));
         assert!(!parsed("import redsync\nm = NewMutex()\n", Python));
-        assert!(parsed("import \"github.com/go-redsync/redsync/v4\"\nm := rs.NewMutex(k)\n", Go));
+        assert!(parsed(
+            "import \"github.com/go-redsync/redsync/v4\"\nm := rs.NewMutex(k)\n",
+            Go
+        ));
     }
 
     #[test]
     fn sql_text_is_its_own_operation_except_a_bare_is_null() {
         use Language::*;
-        assert!(parsed("q = \"SELECT * FROM jobs FOR UPDATE SKIP LOCKED\"\n", Python));
+        assert!(parsed(
+            "q = \"SELECT * FROM jobs FOR UPDATE SKIP LOCKED\"\n",
+            Python
+        ));
         assert!(parsed("db.Exec(\"SELECT pg_advisory_lock($1)\", id)\n", Go));
         // `IS NULL` names a row claim only next to an UPDATE.
-        assert!(!parsed("q = \"SELECT * FROM users WHERE deleted_at IS NULL\"\n", Java));
+        assert!(!parsed(
+            "q = \"SELECT * FROM users WHERE deleted_at IS NULL\"\n",
+            Java
+        ));
         assert!(parsed(
             "q = \"UPDATE jobs SET owner = ? WHERE id = ? AND owner IS NULL\"\n",
             Java

@@ -220,7 +220,11 @@ fn bad_input_files_are_notices_and_the_scan_goes_on() {
         "import redis\nr = redis.Redis(\nr.delete('lock:a')\ndef (:\n",
     )
     .unwrap();
-    fs::write(d.join("broken.rs"), "use redis::Commands;\nfn main( { redis::cmd(\"DEL\")\n").unwrap();
+    fs::write(
+        d.join("broken.rs"),
+        "use redis::Commands;\nfn main( { redis::cmd(\"DEL\")\n",
+    )
+    .unwrap();
     fs::write(
         d.join("good.py"),
         "import redis\nr = redis.Redis()\nr.set('lock:b', 'x', nx=True)\n",
@@ -650,7 +654,10 @@ fn deep_nesting_is_survived() {
     .unwrap();
     fs::write(
         d.join("deep.py"),
-        format!("import redis\nr.delete('lock:a')\nx = {}\n", deep("(", ")", 10_000)),
+        format!(
+            "import redis\nr.delete('lock:a')\nx = {}\n",
+            deep("(", ")", 10_000)
+        ),
     )
     .unwrap();
     fs::write(
@@ -663,7 +670,10 @@ fn deep_nesting_is_survived() {
     .unwrap();
     fs::write(
         d.join("deep.rb"),
-        format!("require 'redis'\nREDIS.del('lock:a')\nx = {}\n", deep("[", "]", 10_000)),
+        format!(
+            "require 'redis'\nREDIS.del('lock:a')\nx = {}\n",
+            deep("[", "]", 10_000)
+        ),
     )
     .unwrap();
     lock_audit()
@@ -974,8 +984,8 @@ fn cache_reuses_unchanged_files_and_never_serves_stale_results() {
     assert!(err.contains(" 0 misses"), "{err}");
     assert_eq!(first, second);
 
-    // A file that starts calling a wrapper is re-examined (pass 2's decision
-    // about it is keyed by its content too).
+    // A file that starts calling a wrapper is re-examined (pass 1 looks for
+    // the last run's wrapper names in every file it reads).
     fs::write(
         d.join("later.py"),
         "from claims import try_claim\n\n\ndef f(job, token):\n    try_claim(job, token)\n",
@@ -1007,12 +1017,32 @@ fn cache_reuses_unchanged_files_and_never_serves_stale_results() {
         "{fourth}"
     );
 
+    // Checking one file reads that file's entry only.
+    let out = lock_audit()
+        .args(["check", "--format", "concise", "--exit-zero"])
+        .arg(d.join("a.py"))
+        .arg("--cache-dir")
+        .arg(&cache)
+        .env("LOCK_AUDIT_TRACE", "1")
+        .assert()
+        .code(0);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(err.contains("cache: 1 hits, 0 misses"), "{err}");
+
     // A damaged cache is rebuilt, not trusted.
-    for f in fs::read_dir(&cache).unwrap().flatten() {
-        if f.path().extension().is_some_and(|e| e == "json") {
-            fs::write(f.path(), "{not json").unwrap();
+    fn damage(dir: &std::path::Path) -> usize {
+        let mut n = 0;
+        for f in fs::read_dir(dir).unwrap().flatten() {
+            if f.path().is_dir() {
+                n += damage(&f.path());
+            } else if f.path().extension().is_some_and(|e| e == "json") {
+                fs::write(f.path(), "{not json").unwrap();
+                n += 1;
+            }
         }
+        n
     }
+    assert!(damage(&cache) >= 4);
     let (fifth, err) = cached_check(&d, &cache);
     assert!(err.contains("cache: 0 hits"), "{err}");
     assert_eq!(fourth, fifth);
@@ -1026,6 +1056,50 @@ fn cache_reuses_unchanged_files_and_never_serves_stale_results() {
         .assert()
         .code(0);
     assert!(!unused.exists());
+}
+
+/// Runs sharing one cache folder at the same time each get the uncached
+/// findings, and leave a cache the next run reads in full.
+#[test]
+fn concurrent_runs_share_a_cache_safely() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (d, cache) = (tmp.path().join("src"), tmp.path().join("cache"));
+    fs::create_dir_all(&d).unwrap();
+    for i in 0..40 {
+        fs::write(
+            d.join(format!("m{i}.py")),
+            format!("import redis\nr = redis.Redis()\nr.set('lock:{i}', 'x', nx=True)\nr.delete('lock:{i}')\n"),
+        )
+        .unwrap();
+    }
+    let expected = lock_audit()
+        .args(["check", "--format", "concise", "--exit-zero", "--no-cache"])
+        .arg(&d)
+        .output()
+        .unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("lock-audit");
+    let runs: Vec<std::process::Child> = (0..6)
+        .map(|_| {
+            std::process::Command::new(&bin)
+                .args(["check", "--format", "concise", "--exit-zero", "--cache-dir"])
+                .arg(&cache)
+                .arg(&d)
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for run in runs {
+        let out = run.wait_with_output().unwrap();
+        assert!(out.status.success());
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&expected.stdout)
+        );
+    }
+    let (after, err) = cached_check(&d, &cache);
+    assert!(err.contains("cache: 40 hits, 0 misses"), "{err}");
+    assert!(after.contains("m7.py:4:1: LA201"), "{after}");
 }
 
 #[test]

@@ -43,6 +43,8 @@ enum Outcome {
 struct Scanned {
     outcome: Outcome,
     notices: Vec<Notice>,
+    /// Which of the last run's wrapper names ([`Context::known`]) the file holds.
+    named: Vec<usize>,
 }
 
 /// How many rounds of wrappers over wrappers the scan follows.
@@ -72,10 +74,14 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
         files.len()
     ));
     let prefilter = Prefilter::catalog(&catalog.gates);
-    let none = Context::default();
+    let known: &[String] = settings.cache.as_ref().map_or(&[], |c| c.known_names());
+    let first_cx = Context {
+        known: (!known.is_empty()).then(|| Prefilter::exact(known)),
+        ..Context::default()
+    };
     let first: Vec<Scanned> = files
         .par_iter()
-        .map(|f| guarded(f, || scan_file(f, catalog, settings, &prefilter, &none)))
+        .map(|f| guarded(f, || scan_file(f, catalog, settings, &prefilter, &first_cx)))
         .collect();
 
     // Pass 2: the wrappers and wanted constants found, and the files to redo.
@@ -136,14 +142,20 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
         cx.seal(Pass::Callers, settings);
         let callers = Callers::new(&fresh);
         let both = Prefilter::either(&prefilter, &Callers::new(&cx.wrappers).names);
+        // When pass 1 looked for every fresh name, only the files holding one are read again.
+        let looked_for: Option<Vec<usize>> = fresh
+            .iter()
+            .map(|w| known.binary_search(&w.name).ok())
+            .collect();
         let redone: Vec<(usize, Scanned)> = files
             .par_iter()
             .enumerate()
-            .filter(|(_, f)| match (&settings.cache, &cx.fingerprint) {
-                (Some(cache), Some(fp)) => {
-                    cache.decide(&f.path, fp, || callers.may_call(f, &fresh))
-                }
-                _ => callers.may_call(f, &fresh),
+            .filter(|(i, f)| {
+                let named = &first[*i].named;
+                looked_for
+                    .as_ref()
+                    .is_none_or(|wanted| named.iter().any(|n| wanted.contains(n)))
+                    && callers.may_call(f, &fresh)
             })
             .map(|(i, f)| {
                 (
@@ -187,7 +199,9 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
     report.root = crate::discover::absolute(&settings.paths.root);
     report.scanned = files.iter().map(|f| f.rel.clone()).collect();
     for (i, scanned) in first.into_iter().enumerate() {
-        let Scanned { outcome, notices } = second.remove(&i).unwrap_or(scanned);
+        let Scanned {
+            outcome, notices, ..
+        } = second.remove(&i).unwrap_or(scanned);
         report.notices.extend(notices);
         if let Outcome::Parsed(result, ..) = outcome {
             report.summary.files_parsed += 1;
@@ -202,6 +216,7 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
         }
     }
     if let Some(cache) = &settings.cache {
+        cache.set_names(cx.wrappers.iter().map(|w| w.name.clone()).collect());
         let (hits, misses) = cache.counts();
         trace(format_args!("cache: {hits} hits, {misses} misses"));
         if let Err(e) = cache.save() {
@@ -225,9 +240,9 @@ fn trace(what: std::fmt::Arguments) {
 }
 
 /// Runs `scan` with a panic caught and reported as an internal error for `file`.
-fn guarded(file: &SourceFile, scan: impl FnOnce() -> (Outcome, Vec<Notice>)) -> Scanned {
+fn guarded(file: &SourceFile, scan: impl FnOnce() -> Scanned) -> Scanned {
     match catch_unwind(AssertUnwindSafe(scan)) {
-        Ok((outcome, notices)) => Scanned { outcome, notices },
+        Ok(scanned) => scanned,
         Err(panic) => {
             let msg = panic
                 .downcast_ref::<&str>()
@@ -242,6 +257,7 @@ fn guarded(file: &SourceFile, scan: impl FnOnce() -> (Outcome, Vec<Notice>)) -> 
             Scanned {
                 outcome: Outcome::Unparsed,
                 notices: vec![notice],
+                named: Vec::new(),
             }
         }
     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::project::Context;
-use super::{policy, source, trace, Outcome};
+use super::{policy, source, trace, Outcome, Scanned};
 use crate::cache::Stored;
 use crate::catalog::Catalog;
 use crate::config::Settings;
@@ -38,16 +38,23 @@ pub(super) fn scan_file(
     settings: &Settings,
     prefilter: &Prefilter,
     cx: &Context,
-) -> (Outcome, Vec<Notice>) {
+) -> Scanned {
     let mut notices = Vec::new();
+    let mut named = Vec::new();
     // Test hook (debug builds only): panic on a named file, to prove isolation.
     if cfg!(debug_assertions)
         && std::env::var("LOCK_AUDIT_PANIC_ON").is_ok_and(|n| file.rel.ends_with(&n))
     {
         panic!("LOCK_AUDIT_PANIC_ON asked for a panic");
     }
-    let Some(text) = source::read_text(file, settings, prefilter, &mut notices) else {
-        return (Outcome::Unparsed, notices);
+    let known = cx.known.as_ref();
+    let read = source::read_text(file, settings, prefilter, known, &mut named, &mut notices);
+    let Some(text) = read else {
+        return Scanned {
+            outcome: Outcome::Unparsed,
+            notices,
+            named,
+        };
     };
     // Pass 1 depends on the file alone; later stages also on the context.
     let fingerprint = if cx.pass == Pass::First {
@@ -73,10 +80,11 @@ pub(super) fn scan_file(
                 text,
                 ..r
             });
-            return (
-                Outcome::Parsed(result, stored.wrappers, stored.wanted),
+            return Scanned {
+                outcome: Outcome::Parsed(result, stored.wrappers, stored.wanted),
                 notices,
-            );
+                named,
+            };
         }
     }
     let started = Instant::now();
@@ -93,7 +101,11 @@ pub(super) fn scan_file(
         cache.put(&file.path, cx.pass as u8, key, stored);
     }
     notices.extend(analysed);
-    (outcome, notices)
+    Scanned {
+        outcome,
+        notices,
+        named,
+    }
 }
 
 /// Parses and analyses one file's text.

@@ -25,6 +25,9 @@ pub(super) struct Context {
     pub fingerprint: Option<String>,
     /// Reparse from the thread's previous tree (an editor buffer).
     pub incremental: bool,
+    /// Pass 1: the wrapper names the cache's last run found, looked for in
+    /// every file while it is read (pattern index = position in the sorted list).
+    pub known: Option<Prefilter>,
 }
 
 impl Context {

@@ -1,5 +1,5 @@
 //! Reading one file: size limit, binary and minified detection, UTF-8
-//! decoding, the prefilter. Every reason a file is not analysed is a notice.
+//! decoding, the prefilter, the last run's wrapper names. Every reason a file is not analysed is a notice.
 
 use std::sync::Arc;
 
@@ -14,6 +14,8 @@ pub(super) fn read_text(
     file: &SourceFile,
     settings: &Settings,
     prefilter: &Prefilter,
+    known: Option<&Prefilter>,
+    named: &mut Vec<usize>,
     notices: &mut Vec<Notice>,
 ) -> Option<Arc<str>> {
     let path = file.rel.clone();
@@ -46,8 +48,9 @@ pub(super) fn read_text(
     if bytes.is_empty() {
         return None;
     }
-    if let Some(cache) = &settings.cache {
-        cache.note(&file.path, &bytes);
+    // While the bytes are here: which wrappers of the last run the file names.
+    if let Some(known) = known {
+        *named = known.words_in(&bytes);
     }
     if bytes[..bytes.len().min(8192)].contains(&0) {
         notice(
@@ -58,6 +61,9 @@ pub(super) fn read_text(
     }
     if !prefilter.matches(&bytes, file.language) {
         return None;
+    }
+    if let Some(cache) = &settings.cache {
+        cache.note(&file.path, &bytes);
     }
     if !settings.include_minified && profile(file.language).minified_bundles {
         if let Some(avg) = minified(&bytes) {
