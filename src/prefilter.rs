@@ -35,11 +35,21 @@ struct Table {
 struct Literal {
     triggers: Vec<usize>,
     operations: Vec<usize>,
+    claimants: Vec<usize>,
 }
 
 struct Row {
     language: Option<Language>,
     needs_operation: bool,
+    needs_claimant: bool,
+}
+
+/// What a literal is to a row.
+#[derive(Clone, Copy)]
+enum Role {
+    Trigger,
+    Operation,
+    Claimant,
 }
 
 impl Table {
@@ -57,20 +67,25 @@ impl Table {
                 }
             }
         };
-        let mut roles: Vec<(usize, usize, bool)> = Vec::new();
+        let mut roles: Vec<(usize, usize, Role)> = Vec::new();
         for (row, gate) in gates.iter().enumerate() {
-            for t in &gate.triggers {
-                roles.push((index(t, &mut words), row, false));
-            }
-            for o in &gate.operations {
-                roles.push((index(o, &mut words), row, true));
+            let lists = [
+                (&gate.triggers, Role::Trigger),
+                (&gate.operations, Role::Operation),
+                (&gate.claimants, Role::Claimant),
+            ];
+            for (list, role) in lists {
+                for word in list {
+                    roles.push((index(word, &mut words), row, role));
+                }
             }
         }
-        for (literal, row, operation) in roles {
+        for (literal, row, role) in roles {
             let l = &mut literals[literal];
-            match operation {
-                true => l.operations.push(row),
-                false => l.triggers.push(row),
+            match role {
+                Role::Trigger => l.triggers.push(row),
+                Role::Operation => l.operations.push(row),
+                Role::Claimant => l.claimants.push(row),
             }
         }
         let build = |words: &[String]| {
@@ -89,6 +104,7 @@ impl Table {
             .map(|g| Row {
                 language: g.language,
                 needs_operation: !g.operations.is_empty(),
+                needs_claimant: !g.claimants.is_empty(),
             })
             .collect();
         Some(Table {
@@ -108,6 +124,7 @@ impl Table {
         let applies = |row: &Row| row.language.is_none_or(|l| l == language);
         let mut named = vec![false; self.rows.len()];
         let mut operated = vec![false; self.rows.len()];
+        let mut claimed = vec![false; self.rows.len()];
         for m in self.automaton.find_overlapping_iter(bytes) {
             let literal = &self.literals[m.pattern().as_usize()];
             if !literal.triggers.is_empty() && name_ends(bytes, m.start(), m.end()) {
@@ -120,17 +137,20 @@ impl Table {
                     operated[row] = true;
                 }
             }
+            if !literal.claimants.is_empty() && word_start(bytes, m.start()) {
+                for &row in &literal.claimants {
+                    claimed[row] = true;
+                }
+            }
             let done = |row: usize| {
+                let r = &self.rows[row];
                 named[row]
-                    && (operated[row] || !self.rows[row].needs_operation)
-                    && applies(&self.rows[row])
+                    && (operated[row] || !r.needs_operation)
+                    && (claimed[row] || !r.needs_claimant)
+                    && applies(r)
             };
-            if literal
-                .triggers
-                .iter()
-                .chain(&literal.operations)
-                .any(|&r| done(r))
-            {
+            let rows = literal.triggers.iter().chain(&literal.operations);
+            if rows.chain(&literal.claimants).any(|&r| done(r)) {
                 return true;
             }
         }
@@ -147,6 +167,14 @@ fn name_ends(bytes: &[u8], start: usize, end: usize) -> bool {
         .and_then(|i| bytes.get(i));
     !last.is_some_and(u8::is_ascii_alphanumeric)
         || !bytes.get(end).is_some_and(u8::is_ascii_lowercase)
+}
+
+/// Does a word or a `_` part of one start at `start` (`own` in `owner`, `task_owner`)?
+fn word_start(bytes: &[u8], start: usize) -> bool {
+    !start
+        .checked_sub(1)
+        .and_then(|i| bytes.get(i))
+        .is_some_and(u8::is_ascii_alphanumeric)
 }
 
 /// Is `bytes[start..end]` a whole identifier (nothing alphanumeric or `_` on either side)?
@@ -317,5 +345,14 @@ mod tests {
             Java
         ));
         assert!(!parsed("// FOR UPDATES see the changelog\n", Go));
+        // An UPDATE guarded by IS NULL without a claimant column is a backfill.
+        assert!(!parsed(
+            "q = \"UPDATE users SET role = 'member' WHERE role IS NULL\"\n",
+            Python
+        ));
+        assert!(parsed(
+            "q = \"UPDATE nodes SET task_reservation = ? WHERE task_reservation IS NULL\"\n",
+            Python
+        ));
     }
 }

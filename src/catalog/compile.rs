@@ -77,7 +77,11 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
             let needle = match (&q.function, &q.clause, q.row_claim) {
                 (Some(f), None, false) => format!("{}(", f.to_ascii_uppercase()),
                 (None, Some(c), false) => c.to_ascii_uppercase(),
-                (None, None, true) => String::new(),
+                (None, None, true) if !q.claimants.is_empty() => String::new(),
+                (None, None, true) => {
+                    let msg = format!("row claim `{}` needs `claimants`", q.id);
+                    return Err(Box::new(YamlError::about(path, src, &q.id, msg)));
+                }
                 _ => {
                     let msg = format!(
                         "sql entry `{}` needs exactly one of `function`, `clause` or `row-claim`",
@@ -92,6 +96,7 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 backend: raw.backend.clone().unwrap_or_else(|| "database".into()),
                 needle,
                 row_claim: q.row_claim,
+                claimants: q.claimants.iter().map(|c| c.to_ascii_lowercase()).collect(),
                 role: q.role,
                 scope: q.scope,
                 try_acquire: q.try_acquire,
@@ -101,7 +106,9 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
         }
         if !raw.sql.is_empty() {
             let locks = &cat.sql[cat.sql.len() - raw.sql.len()..];
-            cat.gates.push(gates::sql_gate(&raw.triggers, locks));
+            let library = raw.library.as_deref().unwrap_or("sql");
+            cat.gates
+                .extend(gates::sql_gates(library, &raw.triggers, locks));
         }
         if let Some(c) = &raw.classification {
             if let Some(t) = c.threshold {
@@ -212,7 +219,8 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
             });
         }
         let apis: Vec<&Api> = cat.apis.iter().filter(|a| a.library == library).collect();
-        let gate = gates::library_gate(language, &raw.triggers, &apis, &cat.commands);
+        let name = &cat.libraries[library].name;
+        let gate = gates::library_gate(name, language, &raw.triggers, &apis, &cat.commands);
         cat.gates.push(gate);
     }
     cat.triggers.sort();

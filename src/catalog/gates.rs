@@ -18,6 +18,7 @@ use crate::model::Language;
 
 /// The row of one library with APIs.
 pub(super) fn library_gate(
+    library: &str,
     language: Language,
     triggers: &[String],
     apis: &[&Api],
@@ -29,7 +30,7 @@ pub(super) fn library_gate(
             .methods
             .iter()
             .chain(&api.functions)
-            .map(|n| super::compile::last_segment(n).to_string());
+            .map(|n| call_name(n));
         match &api.kind {
             ApiKind::Lock(_) => operations.extend(names),
             ApiKind::Command(Some(command)) => {
@@ -63,18 +64,51 @@ pub(super) fn library_gate(
             }
         }
     }
-    Gate::new(Some(language), triggers, operations)
+    Gate::new(library, Some(language), triggers, operations)
 }
 
-/// The row of SQL text (any language): its functions and clauses; a row
-/// claim is an `UPDATE`.
-pub(super) fn sql_gate(triggers: &[String], locks: &[SqlLock]) -> Gate {
-    let operations = locks.iter().map(|l| {
-        if l.row_claim {
-            "UPDATE".to_string()
-        } else {
-            l.needle.trim_end_matches('(').to_string()
-        }
-    });
-    Gate::new(None, triggers, operations.collect())
+/// The rows of SQL text (any language): its functions and clauses; a row
+/// claim is an `UPDATE` that also names a claimant column.
+pub(super) fn sql_gates(library: &str, triggers: &[String], locks: &[SqlLock]) -> Vec<Gate> {
+    let (claims, others): (Vec<&SqlLock>, Vec<&SqlLock>) = locks.iter().partition(|l| l.row_claim);
+    let needles = others
+        .iter()
+        .map(|l| l.needle.trim_end_matches('(').to_string());
+    let mut gates = vec![Gate::new(library, None, triggers, needles.collect())];
+    for claim in claims {
+        let mut gate = Gate::new(library, None, triggers, vec!["UPDATE".to_string()]);
+        gate.claimants = claim.claimants.clone();
+        gates.push(gate);
+    }
+    gates
+}
+
+/// How a call of `path` is spelled in code: its last segment (`redis.NewScript` →
+/// `NewScript`), with its type when that segment alone is a common word
+/// (`redis::Script::new` → `Script::new`, `RedisScript.of` → `RedisScript.of`).
+fn call_name(path: &str) -> String {
+    let last = super::compile::last_segment(path);
+    let head = &path[..path.len() - last.len()];
+    let separator = if head.ends_with("::") { "::" } else { "." };
+    let owner = super::compile::last_segment(head.trim_end_matches([':', '.']));
+    let static_fn = last.starts_with(|c: char| c.is_ascii_lowercase())
+        && owner.starts_with(|c: char| c.is_ascii_uppercase());
+    match static_fn && !head.is_empty() {
+        true => format!("{owner}{separator}{last}"),
+        false => last.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn call_names() {
+        use super::call_name;
+        assert_eq!(call_name("redis::Script::new"), "Script::new");
+        assert_eq!(call_name("org.x.RedisScript.of"), "RedisScript.of");
+        assert_eq!(call_name("redis.NewScript"), "NewScript");
+        assert_eq!(call_name("pottery.Redlock"), "Redlock");
+        assert_eq!(call_name("lock"), "lock");
+        assert_eq!(call_name("redis::cmd"), "cmd");
+    }
 }

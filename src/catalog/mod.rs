@@ -97,6 +97,8 @@ pub struct SqlLock {
     /// empty for a row claim.
     pub needle: String,
     pub row_claim: bool,
+    /// Claimant column stems (lowercase), for a row claim.
+    pub claimants: Vec<String>,
     pub role: SqlRole,
     pub scope: Option<Scope>,
     pub try_acquire: bool,
@@ -109,20 +111,31 @@ pub struct SqlLock {
 /// Both are matched ignoring ASCII case.
 #[derive(Debug, Clone)]
 pub struct Gate {
+    pub library: String,
     /// `None`: every language (SQL text).
     pub language: Option<Language>,
     pub triggers: Vec<String>,
     pub operations: Vec<String>,
+    /// When not empty, one of these must also start a word or a `_` part
+    /// (a row claim's claimant columns: `own` in `owner`, `locked_by`).
+    pub claimants: Vec<String>,
 }
 
 impl Gate {
-    fn new(language: Option<Language>, triggers: &[String], mut operations: Vec<String>) -> Gate {
+    fn new(
+        library: &str,
+        language: Option<Language>,
+        triggers: &[String],
+        mut operations: Vec<String>,
+    ) -> Gate {
         operations.sort_by_key(|o| o.to_ascii_lowercase());
         operations.dedup_by(|a, b| a.eq_ignore_ascii_case(b));
         Gate {
+            library: library.to_string(),
             language,
             triggers: triggers.to_vec(),
             operations,
+            claimants: Vec::new(),
         }
     }
 }
@@ -230,6 +243,29 @@ impl Catalog {
 }
 
 impl Catalog {
+    /// The prefilter's table, one line per library: what names it, and the
+    /// operations one of which must be there too (`lock-audit libraries --prefilter`).
+    pub fn prefilter_table(&self) -> String {
+        let mut out = String::new();
+        for g in &self.gates {
+            let language = g.language.map_or("any", Language::name);
+            let operations = match g.operations.is_empty() {
+                true => "(none needed)".to_string(),
+                false => g.operations.join(", "),
+            };
+            out.push_str(&format!(
+                "{} ({language}): {}\n    with one of: {operations}\n",
+                g.library,
+                g.triggers.join(", "),
+            ));
+            if !g.claimants.is_empty() {
+                let words: Vec<String> = g.claimants.iter().map(|c| format!("{c}…")).collect();
+                out.push_str(&format!("    and one of: {}\n", words.join(", ")));
+            }
+        }
+        out
+    }
+
     /// A markdown table of every library the catalog knows, for `lock-audit
     /// libraries` and the README (a test keeps the two in sync).
     pub fn libraries_markdown(&self) -> String {

@@ -124,6 +124,11 @@ pub struct RawSql {
     /// (a column set by the statement is required to be NULL by it).
     #[serde(default)]
     pub row_claim: bool,
+    /// A row claim's claimant columns: stems of the names of columns that say
+    /// who holds a row (`own` for `owner`, `lock` for `locked_by`), matched at
+    /// the start of a name or of one of its `_` parts.
+    #[serde(default)]
+    pub claimants: Vec<String>,
     pub role: SqlRole,
     pub scope: Option<Scope>,
     #[serde(default)]

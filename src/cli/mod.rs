@@ -57,10 +57,14 @@ pub enum Command {
         /// Extra catalog folders to include (repeatable).
         #[arg(long = "rules", value_name = "DIR")]
         rules_dirs: Vec<PathBuf>,
-        /// Print the prefilter's trigger literals instead, one per line (a file
-        /// without any of them is never parsed).
-        #[arg(long)]
+        /// Print the libraries' names the prefilter looks for, one per line (a
+        /// file without any of them is never parsed).
+        #[arg(long, conflicts_with = "prefilter")]
         triggers: bool,
+        /// Print the prefilter's table: per library, its names and the
+        /// operations (whole words) one of which a file must also hold.
+        #[arg(long)]
+        prefilter: bool,
     },
 }
 
@@ -86,7 +90,8 @@ pub fn main_with(args: impl IntoIterator<Item = String>) -> ExitCode {
         Command::Libraries {
             rules_dirs,
             triggers,
-        } => rules::libraries(&rules_dirs, triggers),
+            prefilter,
+        } => rules::libraries(&rules_dirs, triggers, prefilter),
     }
 }
 

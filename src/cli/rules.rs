@@ -24,11 +24,16 @@ pub(super) fn run() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Every library of the catalog (markdown), or the prefilter's literals.
-pub(super) fn libraries(rules_dirs: &[PathBuf], triggers: bool) -> ExitCode {
+/// Every library of the catalog (markdown), the prefilter's trigger
+/// literals, or its whole table.
+pub(super) fn libraries(rules_dirs: &[PathBuf], triggers: bool, prefilter: bool) -> ExitCode {
     match load_catalog(rules_dirs) {
         Some(c) if triggers => {
             emit(&format!("{}\n", c.triggers.join("\n")));
+            ExitCode::SUCCESS
+        }
+        Some(c) if prefilter => {
+            emit(&c.prefilter_table());
             ExitCode::SUCCESS
         }
         Some(c) => {

@@ -191,7 +191,7 @@ pub fn analyze(
             let Some(lock) = catalog.sql.iter().find(|q| {
                 q.role == SqlRole::Acquire
                     && if q.row_claim {
-                        row_claim(&sql)
+                        row_claim(&sql, &q.claimants)
                     } else {
                         uses(&sql, &q.needle, q.role)
                     }
@@ -301,29 +301,13 @@ fn writes(sql: &str) -> bool {
         || sql.contains("INSERT INTO")
 }
 
-/// Column-name stems that name a claimant: who holds the row (`owner`,
-/// `locked_by`, `reservation`, `worker_id`, `picked`, `lease_until`...).
-/// Matched at the start of the name or of one of its `_` parts.
-const CLAIMANT_STEMS: &[&str] = &[
-    "own",
-    "lock",
-    "leas",
-    "claim",
-    "reserv",
-    "hold",
-    "held",
-    "worker",
-    "picked",
-    "acquir",
-    "heartbeat",
-    "runner",
-    "executor",
-];
-
-fn claimant_column(name: &str) -> bool {
+/// Is `name` a claimant column: does one of `stems` (the catalog's, for
+/// who holds a row: `owner`, `locked_by`, `worker_id`...) start the name or
+/// one of its `_` parts?
+fn claimant_column(name: &str, stems: &[String]) -> bool {
     let name = name.to_ascii_lowercase();
     name.split('_')
-        .any(|part| CLAIMANT_STEMS.iter().any(|s| part.starts_with(s)))
+        .any(|part| stems.iter().any(|s| part.starts_with(s.as_str())))
 }
 
 /// `UPDATE jobs SET owner = $1, locked_at = now() WHERE id = $2 AND owner IS NULL`:
@@ -332,7 +316,7 @@ fn claimant_column(name: &str) -> bool {
 /// lease `< now()`). A backfill (`SET role = 'member' WHERE role IS NULL`), a
 /// soft delete or a monotonic timestamp (`SET last_used = ? WHERE last_used < ?`)
 /// writes no claimant and is an ordinary write.
-fn row_claim(sql: &str) -> bool {
+fn row_claim(sql: &str, stems: &[String]) -> bool {
     // An interpolated string keeps its quotes and prefix (`f"`, `"`, `` ` ``).
     let sql = sql.trim_start();
     let Some(i) = sql.find("UPDATE ") else {
@@ -366,7 +350,7 @@ fn row_claim(sql: &str) -> bool {
         .split(',')
         .filter_map(|a| a.split_once('='))
         .map(|(col, _)| ident(col))
-        .filter(|c| claimant_column(c))
+        .filter(|c| claimant_column(c, stems))
         .collect();
     const FREE: &[&str] = &[
         " IS NULL", " = FALSE", "=FALSE", " = 0", "=0", " < ", " <= ",
@@ -383,46 +367,53 @@ fn row_claim(sql: &str) -> bool {
 mod tests {
     use super::{row_claim, squeeze, uses, SqlRole};
 
+    /// `row_claim` with the built-in catalog's claimant stems.
+    fn claim(sql: &str) -> bool {
+        let catalog = crate::catalog::Catalog::builtin().expect("the built-in catalog compiles");
+        let entry = catalog.sql.iter().find(|q| q.row_claim);
+        row_claim(sql, &entry.expect("a row-claim entry").claimants)
+    }
+
     #[test]
     fn row_claims() {
-        assert!(row_claim(
+        assert!(claim(
             "UPDATE JOBS SET OWNER = $1, LOCKED_AT = NOW() WHERE ID = $2 AND OWNER IS NULL"
         ));
-        assert!(!row_claim(
+        assert!(!claim(
             "UPDATE JOBS SET STATUS = 'DONE' WHERE ID = $1 AND DELETED_AT IS NULL"
         ));
-        assert!(!row_claim("SELECT * FROM JOBS WHERE OWNER IS NULL"));
+        assert!(!claim("SELECT * FROM JOBS WHERE OWNER IS NULL"));
         // Claims: a flag, an expired lease, a reservation column.
-        assert!(row_claim(
+        assert!(claim(
             "UPDATE TASKS SET PICKED = TRUE, PICKED_BY = ? WHERE NAME = ? AND PICKED = FALSE"
         ));
-        assert!(row_claim(
+        assert!(claim(
             "UPDATE LEASES SET LEASED_BY = $1, LEASE_UNTIL = NOW() + $2 WHERE NAME = $3 AND LEASE_UNTIL < NOW()"
         ));
-        assert!(row_claim(
+        assert!(claim(
             "UPDATE NODES SET RESERVATION = :TAG WHERE ID = :ID AND RESERVATION IS NULL"
         ));
         // Near misses: backfills, soft deletes, monotonic timestamps.
-        assert!(!row_claim(
+        assert!(!claim(
             "UPDATE USERS SET ROLE = 'MEMBER' WHERE ROLE IS NULL"
         ));
-        assert!(!row_claim(
+        assert!(!claim(
             "UPDATE BLOCKED SET IGNORE_AFTER = CURRENT_TIMESTAMP, IGNORED_BY = %(BY)S WHERE ADDRESS = %(A)S AND (IGNORE_AFTER IS NULL OR IGNORE_AFTER > CURRENT_TIMESTAMP)"
         ));
-        assert!(!row_claim(
+        assert!(!claim(
             "UPDATE APIKEY SET LAST_USED = ? WHERE ID = ? AND (LAST_USED IS NULL OR LAST_USED < ?)"
         ));
-        assert!(!row_claim(
+        assert!(!claim(
             "UPDATE ATTRIBUTION SET DELETED_AT = NOW() WHERE FINDING_ID = ? AND DELETED_AT IS NULL"
         ));
-        assert!(!row_claim(
+        assert!(!claim(
             "UPDATE ITEMS SET BLOCKED = TRUE WHERE BLOCKED = FALSE"
         ));
         // Template text keeps its quotes.
-        assert!(row_claim(
+        assert!(claim(
             "F\"UPDATE T SET OWNER = {ME} WHERE ID = 1 AND OWNER IS NULL\""
         ));
-        assert!(!row_claim(
+        assert!(!claim(
             "\"NOT AN UPDATE SET OWNER = 1 WHERE OWNER IS NULL\""
         ));
     }
