@@ -35,21 +35,14 @@ struct Table {
 struct Literal {
     triggers: Vec<usize>,
     operations: Vec<usize>,
-    claimants: Vec<usize>,
 }
 
 struct Row {
     language: Option<Language>,
     needs_operation: bool,
-    needs_claimant: bool,
-}
-
-/// What a literal is to a row.
-#[derive(Clone, Copy)]
-enum Role {
-    Trigger,
-    Operation,
-    Claimant,
+    /// Claimant column stems (lowercase): when not empty, a trigger counts only
+    /// right after such a column (`owner IS NULL`, `"locked_by" IS NULL`).
+    claimants: Vec<String>,
 }
 
 impl Table {
@@ -67,25 +60,20 @@ impl Table {
                 }
             }
         };
-        let mut roles: Vec<(usize, usize, Role)> = Vec::new();
+        let mut roles: Vec<(usize, usize, bool)> = Vec::new();
         for (row, gate) in gates.iter().enumerate() {
-            let lists = [
-                (&gate.triggers, Role::Trigger),
-                (&gate.operations, Role::Operation),
-                (&gate.claimants, Role::Claimant),
-            ];
-            for (list, role) in lists {
-                for word in list {
-                    roles.push((index(word, &mut words), row, role));
-                }
+            for t in &gate.triggers {
+                roles.push((index(t, &mut words), row, false));
+            }
+            for o in &gate.operations {
+                roles.push((index(o, &mut words), row, true));
             }
         }
-        for (literal, row, role) in roles {
+        for (literal, row, operation) in roles {
             let l = &mut literals[literal];
-            match role {
-                Role::Trigger => l.triggers.push(row),
-                Role::Operation => l.operations.push(row),
-                Role::Claimant => l.claimants.push(row),
+            match operation {
+                true => l.operations.push(row),
+                false => l.triggers.push(row),
             }
         }
         let build = |words: &[String]| {
@@ -104,7 +92,7 @@ impl Table {
             .map(|g| Row {
                 language: g.language,
                 needs_operation: !g.operations.is_empty(),
-                needs_claimant: !g.claimants.is_empty(),
+                claimants: g.claimants.iter().map(|c| c.to_ascii_lowercase()).collect(),
             })
             .collect();
         Some(Table {
@@ -124,12 +112,12 @@ impl Table {
         let applies = |row: &Row| row.language.is_none_or(|l| l == language);
         let mut named = vec![false; self.rows.len()];
         let mut operated = vec![false; self.rows.len()];
-        let mut claimed = vec![false; self.rows.len()];
         for m in self.automaton.find_overlapping_iter(bytes) {
             let literal = &self.literals[m.pattern().as_usize()];
             if !literal.triggers.is_empty() && name_ends(bytes, m.start(), m.end()) {
                 for &row in &literal.triggers {
-                    named[row] = true;
+                    let stems = &self.rows[row].claimants;
+                    named[row] |= stems.is_empty() || claimant_before(bytes, m.start(), stems);
                 }
             }
             if !literal.operations.is_empty() && whole_word(bytes, m.start(), m.end()) {
@@ -137,20 +125,16 @@ impl Table {
                     operated[row] = true;
                 }
             }
-            if !literal.claimants.is_empty() && word_start(bytes, m.start()) {
-                for &row in &literal.claimants {
-                    claimed[row] = true;
-                }
-            }
             let done = |row: usize| {
                 let r = &self.rows[row];
-                named[row]
-                    && (operated[row] || !r.needs_operation)
-                    && (claimed[row] || !r.needs_claimant)
-                    && applies(r)
+                named[row] && (operated[row] || !r.needs_operation) && applies(r)
             };
-            let rows = literal.triggers.iter().chain(&literal.operations);
-            if rows.chain(&literal.claimants).any(|&r| done(r)) {
+            if literal
+                .triggers
+                .iter()
+                .chain(&literal.operations)
+                .any(|&r| done(r))
+            {
                 return true;
             }
         }
@@ -169,12 +153,21 @@ fn name_ends(bytes: &[u8], start: usize, end: usize) -> bool {
         || !bytes.get(end).is_some_and(u8::is_ascii_lowercase)
 }
 
-/// Does a word or a `_` part of one start at `start` (`own` in `owner`, `task_owner`)?
-fn word_start(bytes: &[u8], start: usize) -> bool {
-    !start
-        .checked_sub(1)
-        .and_then(|i| bytes.get(i))
-        .is_some_and(u8::is_ascii_alphanumeric)
+/// Is the name just before `at` (past blanks and quotes) a claimant column:
+/// does one of `stems` start its last `.` segment or one of its `_` parts?
+fn claimant_before(bytes: &[u8], at: usize, stems: &[String]) -> bool {
+    let head = &bytes[..at];
+    let end = head
+        .iter()
+        .rposition(|b| !matches!(b, b' ' | b'\t' | b'"' | b'`' | b']' | b'\''))
+        .map_or(0, |i| i + 1);
+    let start = head[..end]
+        .iter()
+        .rposition(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+        .map_or(0, |i| i + 1);
+    let name = String::from_utf8_lossy(&head[start..end]).to_ascii_lowercase();
+    name.split('_')
+        .any(|part| stems.iter().any(|s| part.starts_with(s.as_str())))
 }
 
 /// Is `bytes[start..end]` a whole identifier (nothing alphanumeric or `_` on either side)?

@@ -116,8 +116,8 @@ pub struct Gate {
     pub language: Option<Language>,
     pub triggers: Vec<String>,
     pub operations: Vec<String>,
-    /// When not empty, one of these must also start a word or a `_` part
-    /// (a row claim's claimant columns: `own` in `owner`, `locked_by`).
+    /// When not empty, a trigger counts only right after a column name one of
+    /// these starts (or one of its `_` parts): a row claim's `owner IS NULL`.
     pub claimants: Vec<String>,
 }
 
@@ -260,7 +260,10 @@ impl Catalog {
             ));
             if !g.claimants.is_empty() {
                 let words: Vec<String> = g.claimants.iter().map(|c| format!("{c}…")).collect();
-                out.push_str(&format!("    and one of: {}\n", words.join(", ")));
+                out.push_str(&format!(
+                    "    the name right after a column named {}\n",
+                    words.join(", ")
+                ));
             }
         }
         out
