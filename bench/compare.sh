@@ -8,6 +8,7 @@
 #
 #   bench/compare.sh [--lines 1500000] [--runs 5] [--no-peers]
 #   bench/compare.sh --field /tmp/field [--runs 3]
+#   bench/compare.sh ... --bin /path/to/lock-audit   # another build (a before/after)
 #
 # --field runs over real code instead: every tree in the folder `field/score.py extract`
 # fills (one folder per repository of field/repos.yaml), each checked as its own project
@@ -30,7 +31,8 @@ while [ $# -gt 0 ]; do
     --runs) runs="$2"; shift 2 ;;
     --no-peers) peers=0; shift ;;
     --field) field="$2"; shift 2 ;;
-    *) echo "usage: bench/compare.sh [--lines N] [--runs N] [--no-peers] [--field DIR]" >&2; exit 2 ;;
+    --bin) bin="$2"; shift 2 ;;
+    *) echo "usage: bench/compare.sh [--lines N] [--runs N] [--no-peers] [--field DIR] [--bin PATH]" >&2; exit 2 ;;
   esac
 done
 
@@ -47,8 +49,10 @@ else
     touch "$corpus/.complete"
   fi
 fi
-cargo build --release --locked --quiet
-bin="$(pwd)/target/release/lock-audit"
+if [ -z "${bin:-}" ]; then
+  cargo build --release --locked --quiet
+  bin="$(pwd)/target/release/lock-audit"
+fi
 
 if ! command -v rg >/dev/null; then
   echo "installing ripgrep (Debian package)" >&2

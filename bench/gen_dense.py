@@ -3,7 +3,7 @@
 
   dense.py     N small functions, each `SET ... NX PX` then `DEL` (default 20,000)
   pairs.py     one function with M sequential SET NX / DEL pairs (default 5,000)
-  ordinary.py  a 100,000-line file of ordinary code that mentions redis once
+  ordinary.py  a 100,000-line file of ordinary code with one lock (so the prefilter parses it)
 
 Usage: gen_dense.py OUTDIR [--functions N] [--pairs M] [--lines L]
 """
@@ -33,7 +33,11 @@ def pairs(m: int) -> str:
 
 
 def ordinary(lines: int) -> str:
-    out = ["import redis  # the cache client\n", "cache = redis.Redis()\n\n"]
+    out = [
+        "import redis  # the cache client\n",
+        "cache = redis.Redis()\n\n",
+        "def warm(token):\n    return cache.set('lock:warm', token, nx=True, px=30000)\n\n",
+    ]
     i = 0
     while sum(1 for _ in out) < lines:
         out.append(

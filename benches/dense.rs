@@ -4,7 +4,7 @@
 //! `cargo bench --bench dense` prints the median of 3 runs per file:
 //! - `dense.py`: 20,000 small functions, each `SET NX PX` then `DEL`
 //! - `pairs.py`: one function with 5,000 sequential `SET NX` / `DEL` pairs
-//! - `ordinary.py`: 100,000 lines of ordinary code that mention redis once
+//! - `ordinary.py`: 100,000 lines of ordinary code with one lock
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,9 +16,12 @@ use lock_audit::{check, Settings};
 fn corpus() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = root.join("target/bench-dense");
-    if !dir.join("ordinary.py").exists() {
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let generator = root.join("bench/gen_dense.py");
+    // Generated again when missing or older than the generator.
+    if modified(&dir.join("ordinary.py")) < modified(&generator) {
         let status = Command::new("python3")
-            .arg(root.join("bench/gen_dense.py"))
+            .arg(&generator)
             .arg(&dir)
             .status()
             .expect("python3 runs bench/gen_dense.py");

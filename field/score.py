@@ -7,6 +7,8 @@ Subcommands (see field/README.md):
            with field/labels/*.yaml: per language and per rule TP/FP/FN, precision,
            recall, site recall, class accuracy, internal errors, and every untriaged
            finding or site (one that matches no label and no recorded false positive)
+  same     run two builds on every tree and report any finding or site that differs
+           (for changes meant to leave results alone: speed, structure)
 
 Standard library + PyYAML only.
 """
@@ -551,6 +553,41 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 1 if problems or (args.strict and untriaged) else 0
 
 
+def _comparable(data: dict) -> dict:
+    """A check/audit report without what may differ between equivalent runs: the
+    time taken, how many files were parsed, and notices about files not parsed."""
+    data = dict(data)
+    data.pop("notices", None)
+    if isinstance(data.get("summary"), dict):
+        data["summary"] = {k: v for k, v in data["summary"].items()
+                           if k not in ("elapsed_ms", "files_parsed")}
+    return data
+
+
+def cmd_same(args: argparse.Namespace) -> int:
+    """Do two builds report the same findings and sites on every tree? (A change
+    meant to be invisible: speed, structure.) Exit 1 and list the first
+    differences otherwise."""
+    differ = 0
+    for tree in sorted(p for p in Path(args.trees).iterdir() if p.is_dir()):
+        for command in ("check", "audit"):
+            old = _comparable(run_json(args.before, command, tree)[0])
+            new = _comparable(run_json(args.after, command, tree)[0])
+            if old == new:
+                continue
+            differ += 1
+            key = "findings" if command == "check" else "sites"
+            was = {json.dumps(x, sort_keys=True) for x in old.get(key, [])}
+            now = {json.dumps(x, sort_keys=True) for x in new.get(key, [])}
+            print(f"{tree.name} {command}: {len(was - now)} gone, {len(now - was)} new")
+            for x in sorted(was - now)[:3]:
+                print(f"  - {x[:240]}")
+            for x in sorted(now - was)[:3]:
+                print(f"  + {x[:240]}")
+    print(f"{differ} reports differ")
+    return 1 if differ else 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -570,8 +607,13 @@ def main(argv=None) -> int:
     sc.add_argument("--fp", action="store_true", help="list every false positive finding")
     sc.add_argument("--strict", action="store_true", help="exit 1 when anything is untriaged")
     sc.add_argument("repo", nargs="*", help="only these owner/name (default: all labeled)")
+    sm = sub.add_parser("same", help="do two builds report the same on every tree?")
+    sm.add_argument("--before", required=True, help="the lock-audit binary before the change")
+    sm.add_argument("--after", default=str(HERE.parent / "target/release/lock-audit"))
+    sm.add_argument("--trees", default="/tmp/field")
     args = ap.parse_args(argv)
-    return cmd_extract(args) if args.cmd == "extract" else cmd_score(args)
+    commands = {"extract": cmd_extract, "score": cmd_score, "same": cmd_same}
+    return commands[args.cmd](args)
 
 
 if __name__ == "__main__":
