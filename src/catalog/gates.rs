@@ -32,7 +32,12 @@ pub(super) fn library_gate(
             .chain(&api.functions)
             .map(|n| call_name(n));
         match &api.kind {
-            ApiKind::Lock(_) => operations.extend(names),
+            // A lock object's type names it where it is used (`RLock lock`).
+            ApiKind::Lock(spec) => {
+                operations.extend(names);
+                let types = spec.handle_types.iter();
+                operations.extend(types.map(|t| super::compile::last_segment(t).to_string()));
+            }
             ApiKind::Command(Some(command)) => {
                 let Some(spec) = commands.get(command) else {
                     continue;

@@ -353,6 +353,11 @@ pub struct RawLock {
     /// Methods on the lock object that acquire it (for `acquires: on-use`).
     #[serde(default)]
     pub acquire_methods: Vec<RawAcquireMethod>,
+    /// The lock object's types (`redsync.Mutex`, `RLock`): an acquire-methods
+    /// call on a receiver declared with one (a field, a parameter, a local)
+    /// acquires, wherever the object was made.
+    #[serde(default)]
+    pub handle_types: Vec<String>,
     /// Methods that release it: on the lock object or handle, or on the
     /// manager with the handle as an argument.
     #[serde(default)]

@@ -34,23 +34,48 @@ fn implicit_field(model: &FileModel, c: &Call, var: &str, recv: &str) -> bool {
         && model.function_param(c.func, recv).is_none()
 }
 
+/// Is `name` a field declared in a class or struct of `model` (`private final
+/// InterProcessMutex mutex;`, `mutex *redsync.Mutex`), and no function's local?
+fn declared_field(model: &FileModel, name: &str) -> bool {
+    let mut assigns = model.assigns.iter().filter(|a| a.target == name);
+    let declared = assigns.clone().any(|a| a.func.is_none() && a.ty.is_some());
+    declared && !assigns.any(|a| a.func.is_some() && a.ty.is_some() && a.target == name)
+}
+
 /// Where a lock object or handle lives, to find the calls made on it.
-struct Binding {
+pub(super) struct Binding {
     call: CallId,
     var: Option<String>,
+    /// `var` is a field declared in a class or struct: used in any method.
+    field: bool,
 }
 
 impl Binding {
-    fn of(call: &Call) -> Self {
+    /// The object `call` is made on (`l.mutex` of `l.mutex.LockContext(ctx)`).
+    pub(super) fn on(model: &FileModel, call: &Call) -> Self {
+        let var = call.receiver.as_deref().and_then(|r| r.as_name());
+        Self::named(model, call, var.map(str::to_string))
+    }
+
+    fn of(model: &FileModel, call: &Call) -> Self {
         let var = match &call.usage {
             Usage::Assigned(_) => call.usage.bound().map(str::to_string),
             _ => None,
         };
-        Binding { call: call.id, var }
+        Self::named(model, call, var)
+    }
+
+    fn named(model: &FileModel, call: &Call, var: Option<String>) -> Self {
+        let field = var.as_deref().is_some_and(|v| declared_field(model, v));
+        Binding {
+            call: call.id,
+            var,
+            field,
+        }
     }
 
     /// Is `c` a call on this object (`obj.acquire()`, `r.lock(..).acquire()`)?
-    fn is_receiver_of(&self, model: &FileModel, c: &Call) -> bool {
+    pub(super) fn is_receiver_of(&self, model: &FileModel, c: &Call) -> bool {
         if c.receiver_call() == Some(self.call) {
             return true;
         }
@@ -70,11 +95,12 @@ impl Binding {
             && self.visible_from(model, c)
     }
 
-    /// Locals only within their function; attributes (`self.lock`, `@lock`) anywhere.
+    /// Locals only within their function; attributes (`self.lock`, `@lock`)
+    /// and declared fields anywhere.
     fn visible_from(&self, model: &FileModel, c: &Call) -> bool {
         let var = self.var.as_deref().unwrap_or("");
         let attribute = var.contains('.') || var.starts_with('@');
-        attribute || model.call(self.call).func == c.func
+        attribute || self.field || model.call(self.call).func == c.func
     }
 }
 
@@ -244,17 +270,49 @@ fn is_background(e: &Expr) -> bool {
     t.ends_with("Background()") || t.ends_with("TODO()")
 }
 
-struct Ctx<'a> {
-    contention_error: bool,
-    model: &'a FileModel,
-    lib: &'a Library,
-    api_id: &'a str,
-    spec: &'a LockSpec,
-    evidence: String,
+pub(super) struct Ctx<'a> {
+    pub contention_error: bool,
+    pub model: &'a FileModel,
+    pub lib: &'a Library,
+    pub api_id: &'a str,
+    pub spec: &'a LockSpec,
+    pub evidence: String,
 }
 
 impl Ctx<'_> {
-    fn site(
+    /// A release call `c` of this library, of the lock made by `factory` (its key), for `site`.
+    pub(super) fn release(
+        &self,
+        c: &Call,
+        factory: Option<&Call>,
+        owner_checked: bool,
+        site: Option<usize>,
+    ) -> Release {
+        let key = factory.and_then(|f| {
+            let slot = self.spec.key.as_ref()?;
+            slot_values(self.model, f, slot).into_iter().next()
+        });
+        let key_text = match (&key, factory) {
+            (Some(k), Some(f)) => resolve::key_text(self.model, k, f.func),
+            _ => String::new(),
+        };
+        Release {
+            library: self.lib.name.clone(),
+            call: c.id,
+            span: c.span,
+            command: c.name.clone(),
+            key,
+            key_text,
+            owner_checked,
+            site,
+            lock_evidence: format!("a release method of {}", self.lib.name),
+            func: c.func,
+            script_name: None,
+            racy_get: None,
+        }
+    }
+
+    pub(super) fn site(
         &self,
         factory: &Call,
         acquire: &Call,
@@ -312,7 +370,7 @@ impl Ctx<'_> {
     }
 }
 
-fn acquire_method<'s>(spec: &'s LockSpec, c: &Call) -> Option<&'s AcquireMethod> {
+pub(super) fn acquire_method<'s>(spec: &'s LockSpec, c: &Call) -> Option<&'s AcquireMethod> {
     spec.acquire_methods
         .iter()
         .find(|m| m.method == c.name && m.arity.is_none_or(|a| a == c.args.len()))
@@ -439,7 +497,7 @@ pub fn analyze(
             spec,
             evidence,
         };
-        let object = Binding::of(call);
+        let object = Binding::of(model, call);
         let first = sites.len();
         let now = spec.acquires == Acquires::Now || call.usage == Usage::Guard;
         if now {
@@ -471,7 +529,7 @@ pub fn analyze(
             .chain(
                 sites[first..]
                     .iter()
-                    .map(|s| Binding::of(model.call(s.call))),
+                    .map(|s| Binding::of(model, model.call(s.call))),
             )
             .collect();
         let site = (sites.len() > first).then_some(first);
@@ -505,32 +563,12 @@ pub fn analyze(
             {
                 continue;
             }
-            let key = spec
-                .key
-                .as_ref()
-                .and_then(|k| slot_values(model, call, k).into_iter().next());
-            let key_text = key
-                .as_ref()
-                .map(|k| resolve::key_text(model, k, call.func))
-                .unwrap_or_default();
             // Every acquisition of the object owns its releases (`tryLock` then `lock`).
             for s in &mut sites[first..] {
                 s.releases.push(releases.len());
             }
-            releases.push(Release {
-                library: cx.lib.name.clone(),
-                call: c.id,
-                span: c.span,
-                command: c.name.clone(),
-                key,
-                key_text,
-                owner_checked: checked && !unchecked && spec.owner_checked_release,
-                site,
-                lock_evidence: format!("a release method of {}", cx.lib.name),
-                func: c.func,
-                script_name: None,
-                racy_get: None,
-            });
+            let owner_checked = checked && !unchecked && spec.owner_checked_release;
+            releases.push(cx.release(c, Some(call), owner_checked, site));
         }
     }
 }

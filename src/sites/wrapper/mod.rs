@@ -12,12 +12,16 @@ use std::path::{Path, PathBuf};
 
 use std::collections::{HashMap, HashSet};
 
+mod calls;
+
 use super::{resolve, FileAnalysis, LockSite, Ttl, Wait};
 use crate::catalog::Scope;
 use crate::lang::profile::profile;
 use crate::model::{
     mentions, Call, Conditional, Exit, Expr, FileModel, FuncId, Function, GuardKind, Language, Span,
 };
+use calls::calls_wrapper;
+pub use calls::{distinctive, may_call, module_spellings};
 
 /// A function that acquires a lock for its callers.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -289,47 +293,7 @@ fn template(site: &LockSite, model: &FileModel) -> LockSite {
     t
 }
 
-/// Could a file at `path` in `language` call `w`, given that its text names
-/// `w` as a word? The byte-level side of [`calls_wrapper`], so that pass 2
-/// re-parses only such files: outside the wrapper's own file a call needs the
-/// same language and either the same Go package or the wrapper's module named
-/// in the text (an import path or a receiver), which `names_module` answers.
-pub fn may_call(
-    path: &Path,
-    language: Language,
-    w: &Wrapper,
-    names_module: impl FnOnce() -> bool,
-) -> bool {
-    path != w.path
-        && language.catalog_language() == w.language
-        && ((profile(language).package_scope && path.parent() == Some(w.dir.as_path()))
-            || names_module())
-}
-
-/// The spellings of `w`'s module and class that [`calls_wrapper`] accepts
-/// (whole words, matched case-insensitively): `rate_limit` is also the
-/// receiver `RateLimit`; a `RunLocker` is reached as `runLock` or `runLocker`.
-pub fn module_spellings(w: &Wrapper) -> Vec<String> {
-    let mut out = vec![w.stem.clone(), w.stem.replace('_', "")];
-    if let Some(class) = &w.class {
-        out.push(class.clone());
-        let stem = type_stem(class);
-        if let Some(agent) = stem.strip_suffix("er").filter(|s| s.len() >= MIN_STEM) {
-            out.push(agent.to_string());
-        }
-        out.push(stem);
-    }
-    out
-}
-
-/// May a file that names `w` but none of its module's spellings still call
-/// it? Only a method whose name says what it does (`lockFragment`,
-/// `upgrade_lock`, `FindForUpdate`): a bare `lock` / `Lock` / `acquire` is
-/// every mutex's, so its callers must name the wrapper's module or class.
-pub fn distinctive(w: &Wrapper) -> bool {
-    w.class.is_some() && resolve::words(&w.name).len() >= 2
-}
-
+/// The last segment of a qualified name: `lock` of `Billing.lock`.
 fn simple_name(qualified: &str) -> &str {
     qualified.rsplit(['.', ':']).next().unwrap_or(qualified)
 }
@@ -340,154 +304,6 @@ fn class_of(qualified: &str) -> Option<&str> {
     let mut parts = qualified.rsplit(['.', ':']).filter(|p| !p.is_empty());
     parts.next()?;
     parts.next()
-}
-
-/// Shortest name part that may stand for a whole class name (`store` would
-/// match every `*Store`).
-const MIN_STEM: usize = 5;
-
-/// A type or variable name reduced for comparison: `IMetaStorage` ->
-/// `metastorage`, `run_locker` -> `runlocker`, `RedisLockImpl` -> `redislock`.
-fn type_stem(name: &str) -> String {
-    let name = name.trim_start_matches(['@', '$', '*', '&', '_']);
-    let b = name.as_bytes();
-    // Interface spelling `IFoo` (not `IOHandler`, not `Item`).
-    let name =
-        if b.len() > 2 && b[0] == b'I' && b[1].is_ascii_uppercase() && b[2].is_ascii_lowercase() {
-            &name[1..]
-        } else {
-            name
-        };
-    let lower: String = name
-        .chars()
-        .filter(|c| *c != '_')
-        .collect::<String>()
-        .to_ascii_lowercase();
-    match lower.strip_suffix("impl") {
-        Some(base) if base.len() >= MIN_STEM => base.to_string(),
-        _ => lower,
-    }
-}
-
-/// Do a receiver's name or type and a wrapper's class name the same thing?
-/// Equal once reduced (2: `spaceStore` / `SpaceStore`), or one a long
-/// enough prefix or suffix of the other (1: `runLock` / `RunLocker`,
-/// `IMetaStorage` / `ETCDMetaStorage`).
-fn related(name: &str, class: &str) -> Option<u8> {
-    let (a, b) = (type_stem(name), type_stem(class));
-    let (short, long) = if a.len() <= b.len() {
-        (&a, &b)
-    } else {
-        (&b, &a)
-    };
-    if short.is_empty() {
-        None
-    } else if a == b {
-        Some(2)
-    } else {
-        (short.len() >= MIN_STEM
-            && (long.starts_with(short.as_str()) || long.ends_with(short.as_str())))
-        .then_some(1)
-    }
-}
-
-/// The names a receiver goes by in `model`: its last segment, the types it
-/// is declared with (a local, a parameter, a field) and the constructor it
-/// was built with.
-fn receiver_names<'m>(model: &'m FileModel, call: &Call, last: &'m str) -> Vec<&'m str> {
-    let mut out = vec![last];
-    let idents = |ty: &'m str| {
-        ty.split(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .filter(|p| !p.is_empty())
-    };
-    let bindings = model
-        .lookup(last, call.func, call.span.start)
-        .into_iter()
-        // Fields: declared at class level or assigned through `self.x` / `this.x`.
-        .chain(model.assigns.iter().filter(|a| {
-            (a.func.is_none() || a.target.contains('.'))
-                && a.target.rsplit(['.', ':']).next() == Some(last)
-        }));
-    for a in bindings {
-        out.extend(a.ty.as_deref().into_iter().flat_map(idents));
-        if let Some(id) = a.value.peel().as_call() {
-            out.push(simple_name(&model.call(id).callee));
-        }
-    }
-    if let Some(ty) = model
-        .function_param(call.func, last)
-        .and_then(|p| p.ty.as_deref())
-    {
-        out.extend(idents(ty));
-    }
-    out
-}
-
-/// Does a class of `model` mix `module` in (Ruby `include Locking`,
-/// `extend Locking`, `prepend Locking`), so its methods are called bare?
-fn mixes_in(model: &FileModel, module: &str) -> bool {
-    model.calls.iter().any(|c| {
-        c.receiver.is_none()
-            && matches!(c.name.as_str(), "include" | "extend" | "prepend")
-            && c.args.iter().any(|a| a.value.text == module)
-    })
-}
-
-/// Does `model` import `class` by name (`import { Runner } from ..`,
-/// `from locks import Runner`, `import a.b.Runner;`)?
-fn imports_class(model: &FileModel, class: &str) -> bool {
-    model.imports.iter().any(|i| {
-        i.alias.as_deref() == Some(class) || i.path.rsplit(['.', '/', ':']).next() == Some(class)
-    })
-}
-
-/// Is `call` (in `model`, file `path`) a call of `w`, and how surely? Same
-/// file, an import of it, its module as receiver or (Go) the same package
-/// (3); an inherited method or a receiver whose name or type is the class
-/// (2); a receiver whose name or type only resembles the class (1).
-fn calls_wrapper(model: &FileModel, path: &Path, call: &Call, w: &Wrapper) -> Option<u8> {
-    if call.name != w.name || model.language.catalog_language() != w.language {
-        return None;
-    }
-    let same_file = path == w.path;
-    let receiver = call.receiver.as_deref().map(|r| r.text.as_str());
-    match receiver {
-        None => (same_file
-            || (profile(model.language).package_scope && path.parent() == Some(w.dir.as_path()))
-            || model.imports.iter().any(|i| {
-                let p = i.path.replace("::", ".").replace('/', ".");
-                let named =
-                    p.ends_with(&format!(".{}", w.name)) || i.alias.as_deref() == Some(&w.name);
-                named && p.split('.').any(|seg| seg == w.stem)
-            }))
-        .then_some(3)
-        .or_else(|| w.class.as_deref().filter(|c| mixes_in(model, c)).map(|_| 2)),
-        Some(r) => {
-            let last = r
-                .rsplit(['.', ':'])
-                .next()
-                .unwrap_or(r)
-                .trim_start_matches('@');
-            let own = profile(model.language).self_names.contains(&last);
-            if (same_file && own)
-                || last.eq_ignore_ascii_case(&w.stem)
-                || last.eq_ignore_ascii_case(&w.stem.replace('_', ""))
-            {
-                return Some(3);
-            }
-            let class = w.class.as_deref()?;
-            if own {
-                // An inherited helper: `this.withLock(..)` in a subclass.
-                (model.function_named(&w.name).is_none() && imports_class(model, class))
-                    .then_some(2)
-            } else {
-                receiver_names(model, call, last)
-                    .iter()
-                    .filter_map(|n| related(n, class))
-                    .max()
-            }
-        }
-    }
 }
 
 /// Does `call` run a transaction-scoped lock on a connection pool
