@@ -101,6 +101,7 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 scope: q.scope,
                 try_acquire: q.try_acquire,
                 wait: q.wait,
+                usual: q.usual.clone(),
             });
             cat.triggers.extend(raw.triggers.iter().cloned());
         }

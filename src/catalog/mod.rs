@@ -103,6 +103,7 @@ pub struct SqlLock {
     pub scope: Option<Scope>,
     pub try_acquire: bool,
     pub wait: Option<raw::SqlWait>,
+    pub usual: Option<raw::RawUsual>,
 }
 
 /// One row of the prefilter's table: a file is parsed when it holds one of

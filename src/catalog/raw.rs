@@ -134,6 +134,8 @@ pub struct RawSql {
     #[serde(default)]
     pub try_acquire: bool,
     pub wait: Option<SqlWait>,
+    /// What a lock of this kind usually guards, when nothing at the site decides.
+    pub usual: Option<RawUsual>,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -384,6 +386,19 @@ pub struct RawLock {
     pub fencing: Option<String>,
     /// The lock's lifetime is bound to a session / connection / transaction.
     pub scope: Option<Scope>,
+    /// What a lock of this kind usually guards, when nothing at the site decides.
+    pub usual: Option<RawUsual>,
+}
+
+/// The class a kind of lock has by its purpose (a `FOR UPDATE` row lock is
+/// taken to change the rows it read; a scheduler's overlap guard saves a
+/// repeated run), used only when the key, the names and the critical
+/// section leave a site undecided; `because` is shown as the evidence.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawUsual {
+    pub class: ClassName,
+    pub because: String,
 }
 
 fn yes() -> bool {

@@ -184,6 +184,13 @@ pub fn classify(
         Class::Correctness
     } else if e >= t && e > c {
         Class::Efficiency
+    } else if let Some(usual) = &site.usual {
+        // Nothing at the site decides: the kind of lock does.
+        evidence.push(format!("{} (what this kind of lock is for)", usual.because));
+        match usual.class {
+            ClassName::Correctness => Class::Correctness,
+            ClassName::Efficiency => Class::Efficiency,
+        }
     } else {
         Class::Unclassified
     };

@@ -365,6 +365,7 @@ impl Ctx<'_> {
             contention_error: self.contention_error,
             handle,
             expects_release: !self.spec.release_methods.is_empty(),
+            usual: self.spec.usual.clone(),
             ..LockSite::base(acquire.id, span, acquire.func, SiteKind::Library)
         }
     }

@@ -149,6 +149,9 @@ pub struct LockSite {
     /// (`locks.py:12`). Findings about the acquisition itself are reported
     /// there, once; the call carries only its own key, class and result use.
     pub via: Option<String>,
+    /// The class this kind of lock has by its purpose (catalog `usual`),
+    /// applied when nothing else decides; carried to a wrapper's callers.
+    pub usual: Option<crate::catalog::raw::RawUsual>,
 }
 
 /// Where a lock site comes from.
@@ -203,6 +206,7 @@ impl LockSite {
             handle: None,
             contention_error: false,
             via: None,
+            usual: None,
             class_evidence: Vec::new(),
             effects: Vec::new(),
             renews: false,

@@ -229,6 +229,7 @@ pub fn analyze(
                 // statement writes exactly what it locked; no result to test.
                 try_acquire: lock.try_acquire && (lock.row_claim || !writes(&sql)) && !definition,
                 expects_release: scope == Scope::Session && !definition,
+                usual: lock.usual.clone().filter(|_| !definition),
                 evidence: vec![format!(
                     "SQL text calls {}",
                     lock.needle.trim_end_matches('(')
