@@ -74,6 +74,10 @@ pub struct RawEffect {
     pub kind: EffectKind,
     #[serde(default)]
     pub methods: Vec<String>,
+    /// Methods named verb-first with one of these and more after it
+    /// (`updateFragment`, `put_kind`, `PutKind`; never a bare `update`).
+    #[serde(default)]
+    pub method_verbs: Vec<String>,
     /// Only on receivers with one of these as a whole word of their name.
     #[serde(default)]
     pub receivers: Vec<String>,
@@ -450,6 +454,8 @@ pub struct RawDuration {
 pub enum EffectKind {
     SqlWrite,
     OrmWrite,
+    /// A data store's own write method (`storage.updateFragment`).
+    StoreWrite,
     Payment,
     ObjectStorePut,
     HttpWrite,
@@ -468,6 +474,7 @@ impl EffectKind {
             EffectKind::OrmWrite => "orm-write",
             EffectKind::Payment => "payment",
             EffectKind::ObjectStorePut => "object-store-put",
+            EffectKind::StoreWrite => "store-write",
             EffectKind::HttpWrite => "http-write",
             EffectKind::QueuePublish => "queue-publish",
             EffectKind::CacheSet => "cache-set",

@@ -201,6 +201,7 @@ fn describe(e: &Effect) -> String {
     match e.kind {
         EffectKind::SqlWrite => "writes SQL".into(),
         EffectKind::OrmWrite => format!("saves through the ORM (`{}`)", e.text),
+        EffectKind::StoreWrite => format!("writes to a data store (`{}`)", e.text),
         EffectKind::Payment => format!("calls a payment API (`{}`)", e.text),
         EffectKind::ObjectStorePut => format!("writes to an object store (`{}`)", e.text),
         EffectKind::CacheSet => format!("only sets a cache (`{}`)", e.text),

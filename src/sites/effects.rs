@@ -128,7 +128,11 @@ fn matches_effect(model: &FileModel, call: &Call, e: &RawEffect) -> bool {
             e.sql.iter().any(|k| k.eq_ignore_ascii_case(first))
         });
     }
-    if !e.methods.contains(&call.name) {
+    let verb_first = || {
+        let words = resolve::words(&call.name);
+        words.len() >= 2 && e.method_verbs.contains(&words[0])
+    };
+    if !e.methods.contains(&call.name) && !verb_first() {
         return false;
     }
     e.receivers.is_empty() || {

@@ -32,6 +32,9 @@ pub fn complete(
         site.guarded |= call.usage == Usage::Guard || named_guard || guard_body.is_some();
         site.section = match guard_body {
             Some(body) => body,
+            // A wrapper call's section was set where the call became a site:
+            // up to the release through the same object, else the caller's end.
+            None if site.via.is_some() => site.section,
             None => {
                 let end = site
                     .releases

@@ -188,24 +188,43 @@ impl<'f> Shape<'f> {
     }
 }
 
-/// Does `f` release what a wrapper call `site` took through the same object
-/// (`this.countLock.acquire()` ... `this.countLock.release()`)? Wrapper call
-/// sites pair no release of their own.
-fn releases_receiver(model: &FileModel, f: &Function, site: &LockSite) -> bool {
-    let Some(recv) = site
-        .via
-        .as_ref()
-        .and(model.call(site.call).receiver.as_deref())
-    else {
-        return false;
-    };
-    model.calls_in(Some(f.id)).any(|c| {
-        c.span.start > site.span.end
-            && c.receiver.as_deref().is_some_and(|r| r.text == recv.text)
+/// The calls after `call` in its function that release what it took through
+/// the same object (`this.countLock.acquire()` ... `this.countLock.release()`,
+/// `storage.lockFragment()` ... `storage.releaseFragment()`).
+fn receiver_releases<'m>(model: &'m FileModel, call: &'m Call) -> impl Iterator<Item = &'m Call> {
+    let recv = call.receiver.as_deref();
+    model.calls_in(call.func).filter(move |c| {
+        c.span.start > call.span.end
+            && recv.is_some_and(|recv| c.receiver.as_deref().is_some_and(|r| r.text == recv.text))
             && resolve::words(&c.name)
                 .iter()
                 .any(|w| matches!(w.as_str(), "release" | "unlock"))
     })
+}
+
+/// Does `f` release what a wrapper call `site` took through the same object?
+/// Wrapper call sites pair no release of their own.
+fn releases_receiver(model: &FileModel, f: &Function, site: &LockSite) -> bool {
+    let call = model.call(site.call);
+    site.via.is_some() && call.func == Some(f.id) && receiver_releases(model, call).next().is_some()
+}
+
+/// The section a wrapper call holds its lock over when no body runs under
+/// it: up to the release through the same object, else to the end of the
+/// caller (`a.service.Lock(); defer a.service.Unlock(); ...`: a deferred
+/// release runs when the function returns).
+fn held_section(model: &FileModel, call: &Call) -> Span {
+    let release =
+        receiver_releases(model, call).find(|c| !model.inside(c.span, &[GuardKind::Defer]));
+    let end = match (release, call.func) {
+        (Some(release), _) => release.span.end,
+        (None, Some(f)) => model.functions[f].span.end,
+        (None, None) => call.span.end,
+    };
+    Span {
+        start: call.span.start,
+        end: end.max(call.span.end),
+    }
 }
 
 /// The wrappers a file defines.
@@ -387,7 +406,7 @@ pub fn sites_for_calls(
         site.guarded = w.guard;
         site.try_acquire = w.returns && w.site.try_acquire;
         site.via = Some(format!("{}:{}", w.path.display(), w.line));
-        site.section = body.unwrap_or(call.span);
+        site.section = body.unwrap_or_else(|| held_section(model, call));
         site.separate_expire = None;
         site.releases = Vec::new();
         site.expects_release = false;
