@@ -6,6 +6,7 @@
 use super::{resolve, FileAnalysis, LockSite};
 use crate::catalog::raw::{ClassName, EffectKind, RawEffect};
 use crate::catalog::Catalog;
+use crate::lang::profile::profile;
 use crate::model::{mentions, Call, ExprKind, FileModel, Span};
 
 /// A call in a critical section with a catalogued effect.
@@ -97,6 +98,14 @@ fn receiver_words(call: &Call) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Map methods that return one of the map's own entries.
+const MAP_ENTRY_METHODS: &[&str] = &[
+    "computeIfAbsent",
+    "computeIfPresent",
+    "getOrDefault",
+    "setdefault",
+];
+
 /// Is `call` made on an in-memory collection built in its function (a list
 /// or map literal, `new ArrayList<>()`, `set()`, `Vec::new()`)? Then it
 /// writes to memory, whatever its method is called.
@@ -107,6 +116,14 @@ fn in_memory(catalog: &Catalog, model: &FileModel, call: &Call) -> bool {
     let value = resolve::resolve(model, receiver, call.func);
     match &value.kind {
         ExprKind::List(_) | ExprKind::Map(_) => true,
+        // An entry of an in-memory map (`byId.computeIfAbsent(k, ..).add(v)`,
+        // `groups.setdefault(k, []).append(v)`) lives in memory too.
+        ExprKind::Call(id)
+            if MAP_ENTRY_METHODS.contains(&model.call(*id).name.as_str())
+                && model.call(*id).receiver.is_some() =>
+        {
+            in_memory(catalog, model, model.call(*id))
+        }
         // A constructor or free function (`set()`, `new ArrayList<>()`,
         // `Vec::new()`: the type names it), never a method such as `r.set(..)`.
         ExprKind::Call(id) if model.call(*id).receiver.is_none() => {
@@ -157,6 +174,9 @@ pub fn section_calls<'m>(model: &'m FileModel, site: &LockSite) -> Vec<&'m Call>
         .collect();
     let mut out = direct.clone();
     for c in &direct {
+        if !on_own_object(model, c) {
+            continue;
+        }
         if let Some(f) = model.function_named(&c.name) {
             if Some(f.id) == site.func {
                 continue;
@@ -165,6 +185,22 @@ pub fn section_calls<'m>(model: &'m FileModel, site: &LockSite) -> Vec<&'m Call>
         }
     }
     out
+}
+
+/// Is `call` a call of a function of this file's own scope: a bare call, or
+/// a method on the object itself (`self._apply()`, `this.save()`, Go's
+/// `r.flush()` on the method's receiver)? `cache.updateFragment()` on
+/// another object is not, whatever this file defines under that name.
+fn on_own_object(model: &FileModel, call: &Call) -> bool {
+    let Some(recv) = call.receiver.as_deref() else {
+        return true;
+    };
+    let text = recv.text.as_str();
+    profile(model.language).self_names.contains(&text)
+        || call.func.is_some_and(|f| {
+            let f = &model.functions[f];
+            f.receiver && f.params.first().is_some_and(|p| p.name == text)
+        })
 }
 
 /// Names carrying the grant: the handle, the acquisition's result, and one
@@ -226,7 +262,9 @@ fn protection_of(
     if tokens.iter().any(|t| mentions(&text, t)) {
         return Some(Protection::Fencing);
     }
-    let up = text.to_ascii_uppercase();
+    // A builder chain states the condition before the write: `setData().withVersion(v).forPath(..)`.
+    let chain = call.receiver.as_deref().map_or("", |r| r.text.as_str());
+    let up = format!("{text} {chain}").to_ascii_uppercase();
     let sql = sql_of(model, call);
     let conditional_sql = sql.as_deref().is_some_and(|s| {
         let after_where = s.find(" WHERE ").map_or("", |i| &s[i..]);
