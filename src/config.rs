@@ -34,6 +34,8 @@ struct RawConfig {
     rules: Vec<PathBuf>,
     #[serde(default)]
     classify: Vec<RawClassify>,
+    /// The class of a lock nothing else decides (default `unclassified`).
+    assume_class: Option<AssumeClass>,
     /// A suppression without a reason is LA001 (default true).
     require_reason: Option<bool>,
     /// Analyse minified JavaScript/TypeScript too (default false: skipped with a notice).
@@ -110,6 +112,16 @@ struct RawClassify {
     reason: Option<String>,
 }
 
+/// `assume-class:` — what a lock that no annotation, pattern or heuristic
+/// decides is taken to be.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum AssumeClass {
+    Correctness,
+    Efficiency,
+    Unclassified,
+}
+
 /// The resolved settings of a `lock-audit.yaml`.
 #[derive(Debug, Default, Clone)]
 pub struct Config {
@@ -119,6 +131,8 @@ pub struct Config {
     pub fail_on: Option<FailOn>,
     pub rules: Vec<PathBuf>,
     pub classify: Vec<ClassifyRule>,
+    /// `assume-class`: correctness or efficiency for locks nothing decides.
+    pub assume_class: Option<Class>,
     /// `None` when the file does not say: reasons are then required.
     pub require_reason: Option<bool>,
     pub include_minified: Option<bool>,
@@ -289,6 +303,11 @@ pub fn parse(path: &Path, shown: &str, src: &str) -> Result<Config, Box<YamlErro
         fail_on: raw.fail_on,
         rules: raw.rules.iter().map(|r| base.join(r)).collect(),
         classify,
+        assume_class: match raw.assume_class {
+            Some(AssumeClass::Correctness) => Some(Class::Correctness),
+            Some(AssumeClass::Efficiency) => Some(Class::Efficiency),
+            Some(AssumeClass::Unclassified) | None => None,
+        },
         require_reason: raw.require_reason,
         include_minified: raw.include_minified,
         include_tests: raw.include_tests,
@@ -361,6 +380,8 @@ pub struct Settings {
     pub test_paths: globset::GlobSet,
     /// `classify:` patterns from `lock-audit.yaml`.
     pub classify: Vec<ClassifyRule>,
+    /// `assume-class:` for locks nothing decides (`None`: unclassified).
+    pub assume_class: Option<Class>,
     /// A suppression without `reason="..."` is LA001 (default true).
     pub require_reason: bool,
     /// Severity overrides per rule code.
@@ -384,6 +405,7 @@ impl Default for Settings {
             include_tests: false,
             test_paths: discover::default_test_paths(),
             classify: Vec::new(),
+            assume_class: None,
             require_reason: true,
             severity: Vec::new(),
             rule_folders: Vec::new(),
@@ -420,6 +442,7 @@ fn resolve_rules(ids: &[String]) -> Result<Vec<&'static Rule>, String> {
 pub fn settings_from(config: Config, force_exclude: bool) -> Settings {
     Settings {
         classify: config.classify,
+        assume_class: config.assume_class,
         require_reason: config.require_reason.unwrap_or(true),
         include_minified: config.include_minified.unwrap_or(false),
         include_tests: config.include_tests.unwrap_or(false),

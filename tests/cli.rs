@@ -596,6 +596,66 @@ fn config_classifies_and_validates() {
         .stderr(predicate::str::contains("unknown field `keys`"));
 }
 
+/// `assume-class: correctness` classes the locks nothing decides (so LA301
+/// fires on an unfenced write under one); decided locks keep their class; the
+/// default and `unclassified` leave them unclassified; a bad value is an error.
+#[test]
+fn assume_class_settles_undecided_locks() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("worker.py"),
+        "import redis, uuid, requests\nr = redis.Redis()\n\ndef step(n):\n    t = uuid.uuid4().hex\n    if not r.set(f\"lock:step:{n}\", t, nx=True, px=30000):\n        return\n    try:\n        requests.post(\"https://partner.internal/step\", json={\"n\": n})\n    finally:\n        r.eval('if redis.call(\"get\", KEYS[1]) == ARGV[1] then return redis.call(\"del\", KEYS[1]) end', 1, f\"lock:step:{n}\", t)\n\ndef warm_cache(n):\n    t = uuid.uuid4().hex\n    if not r.set(f\"lock:warm:{n}\", t, nx=True, px=30000):\n        return\n    r.eval('if redis.call(\"get\", KEYS[1]) == ARGV[1] then return redis.call(\"del\", KEYS[1]) end', 1, f\"lock:warm:{n}\", t)\n",
+    )
+    .unwrap();
+    let classes = |config: Option<&str>| {
+        if let Some(text) = config {
+            fs::write(dir.path().join("lock-audit.yaml"), text).unwrap();
+        }
+        let out = lock_audit()
+            .args(["audit", "--no-cache", "--format", "json"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let sites = v["sites"].as_array().unwrap().clone();
+        sites
+            .iter()
+            .map(|s| {
+                (
+                    s["class"].as_str().unwrap().to_string(),
+                    s["evidence"].to_string(),
+                    s["findings"].to_string(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let default = classes(None);
+    assert_eq!(default[0].0, "unclassified", "{default:?}");
+    assert_eq!(default[1].0, "efficiency", "{default:?}");
+    let assumed = classes(Some("assume-class: correctness\n"));
+    assert_eq!(assumed[0].0, "correctness", "{assumed:?}");
+    assert!(
+        assumed[0].1.contains("assume-class: correctness"),
+        "{assumed:?}"
+    );
+    assert!(assumed[0].2.contains("LA301"), "{assumed:?}");
+    assert_eq!(assumed[1].0, "efficiency", "{assumed:?}");
+    let explicit = classes(Some("assume-class: unclassified\n"));
+    assert_eq!(explicit[0].0, "unclassified", "{explicit:?}");
+    fs::write(
+        dir.path().join("lock-audit.yaml"),
+        "assume-class: correct\n",
+    )
+    .unwrap();
+    lock_audit()
+        .arg("check")
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("lock-audit.yaml"))
+        .stderr(predicate::str::contains("correct"));
+}
+
 /// The CI gate's knobs: `--fail-on`, `--exit-zero`, `--statistics`, SARIF and GitHub output.
 #[test]
 fn ci_gate_options() {

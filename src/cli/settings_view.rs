@@ -68,6 +68,13 @@ pub(super) fn render(
         ("force-exclude", settings.paths.force_exclude.to_string()),
         ("overrides", list(overrides)),
         ("classify patterns", settings.classify.len().to_string()),
+        (
+            "assume-class",
+            settings
+                .assume_class
+                .map_or("unclassified", |c| c.name())
+                .to_string(),
+        ),
         ("require-reason", settings.require_reason.to_string()),
         (
             "rule folders",

@@ -150,6 +150,7 @@ pub(super) fn analyse_text(
     let user = UserClasses {
         rules: &settings.classify,
         path: std::path::Path::new(&file.rel),
+        assume: settings.assume_class,
     };
     let mut analysis = sites::analyze(&model, &text, catalog, &file.path, &cx.wrappers, &user);
     let mut defined = wrapper::summarize(&analysis, &file.path, |at| index.line_col(at).0);

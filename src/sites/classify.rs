@@ -209,11 +209,13 @@ fn describe(e: &Effect) -> String {
     }
 }
 
-/// The config's `classify:` entries, and the file's path relative to the
-/// project root that their `path` globs are matched against.
+/// The config's `classify:` entries, the file's path relative to the
+/// project root that their `path` globs are matched against, and
+/// `assume-class` for the locks nothing decides.
 pub struct UserClasses<'a> {
     pub rules: &'a [ClassifyRule],
     pub path: &'a Path,
+    pub assume: Option<Class>,
 }
 
 impl UserClasses<'_> {
@@ -222,6 +224,21 @@ impl UserClasses<'_> {
         UserClasses {
             rules: &[],
             path: Path::new(""),
+            assume: None,
+        }
+    }
+
+    /// `class` as decided, or the assumed class when nothing decided it.
+    pub fn settle(&self, class: Class, evidence: &mut Vec<String>) -> Class {
+        match (class, self.assume) {
+            (Class::Unclassified, Some(assumed)) => {
+                evidence.push(format!(
+                    "nothing decides the class: `assume-class: {}` in lock-audit.yaml",
+                    assumed.name()
+                ));
+                assumed
+            }
+            _ => class,
         }
     }
 }

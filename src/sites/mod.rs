@@ -289,8 +289,8 @@ fn classify_all(fa: &mut FileAnalysis, first: usize, user: &classify::UserClasse
         .iter()
         .map(|s| classify::classify(fa, &index, s, Some(&by_config)))
         .collect();
-    for (site, (class, evidence, effects)) in fa.sites[first..].iter_mut().zip(decided) {
-        site.class = class;
+    for (site, (class, mut evidence, effects)) in fa.sites[first..].iter_mut().zip(decided) {
+        site.class = user.settle(class, &mut evidence);
         site.class_evidence = evidence;
         site.effects = effects;
     }
