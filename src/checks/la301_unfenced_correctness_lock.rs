@@ -1,6 +1,6 @@
 use super::declare_rule;
 use crate::checks::Finding;
-use crate::sites::{Class, FileAnalysis, SiteKind, Ttl};
+use crate::sites::{Class, FileAnalysis, SiteKind};
 
 declare_rule! {
     /// ## What it flags
@@ -67,12 +67,7 @@ declare_rule! {
 
 fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
     for site in &fa.sites {
-        // Database locks end with their connection or transaction, together with
-        // the writes on it: SQL locks, and library locks bound to a database
-        // transaction or session (ORM row locks, django-pglocks).
-        let database_bound = matches!(site.ttl, Ttl::Scoped(_))
-            && matches!(site.backend.as_str(), "postgres" | "mysql" | "database");
-        if site.class != Class::Correctness || site.kind == SiteKind::Sql || database_bound {
+        if site.class != Class::Correctness || site.kind == SiteKind::Sql || site.database_bound() {
             continue;
         }
         let Some(write) = site

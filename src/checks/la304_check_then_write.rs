@@ -3,7 +3,7 @@ use crate::checks::Finding;
 use crate::model::Call;
 use crate::sites::effects::section_calls;
 use crate::sites::resolve;
-use crate::sites::{Class, FileAnalysis};
+use crate::sites::{Class, FileAnalysis, LockSite};
 
 declare_rule! {
     /// ## What it flags
@@ -28,7 +28,10 @@ declare_rule! {
     /// (`... WHERE id = %s AND version = %s`).
     ///
     /// ## Not flagged
-    /// Re-checks with no write after them; efficiency locks.
+    /// Re-checks with no write after them (a write made earlier by a helper
+    /// the section calls counts where the helper is called); efficiency locks;
+    /// database-bound locks (`FOR UPDATE`, advisory locks), which no lease
+    /// ends under their holder; de-duplication markers, which have no holder.
     RULE {
         code: "LA304",
         name: "check-then-write",
@@ -42,7 +45,12 @@ declare_rule! {
 
 fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
     let recheck = &fa.catalog.protection.recheck_methods;
-    for site in fa.sites.iter().filter(|s| s.class != Class::Efficiency) {
+    // A lease can expire between a check and a write; a database-bound lock
+    // cannot, and a marker has no holder to re-check.
+    let leased = |s: &&LockSite| {
+        !matches!(s.class, Class::Efficiency | Class::Marker) && !s.database_bound()
+    };
+    for site in fa.sites.iter().filter(leased) {
         let handle = site.handle.as_deref();
         // `lock.owned()`, or `GET` of the lock key compared with the token.
         let reads_key = |c: &Call| {
@@ -52,16 +60,16 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
                     .iter()
                     .any(|a| resolve::key_text(fa.model, &a.value, c.func) == site.key_text)
         };
-        let checks = section_calls(fa.model, site).into_iter().filter(|c| {
+        let checks = section_calls(fa.model, site).into_iter().filter(|(c, _)| {
             (recheck.contains(&c.name)
                 && (handle.is_none() || c.receiver.as_deref().map(|r| r.text.as_str()) == handle))
                 || reads_key(c)
         });
-        for c in checks {
+        for (c, at) in checks {
             let Some(write) = site
                 .effects
                 .iter()
-                .find(|e| e.write && e.span.start > c.span.end)
+                .find(|e| e.write && e.reached.start > at.end)
             else {
                 continue;
             };

@@ -14,6 +14,9 @@ use crate::model::{mentions, Call, ExprKind, FileModel, Span};
 pub struct Effect {
     pub kind: EffectKind,
     pub span: Span,
+    /// Where in the section it happens: `span`, or the call of the same-file
+    /// function whose body makes it.
+    pub reached: Span,
     pub write: bool,
     /// `correctness` / `efficiency` evidence and its weight.
     pub class: Option<ClassName>,
@@ -161,8 +164,10 @@ fn matches_effect(model: &FileModel, call: &Call, e: &RawEffect) -> bool {
 }
 
 /// The calls that run in `site`'s critical section: the section itself, plus
-/// (one level) the bodies of same-file functions it calls.
-pub fn section_calls<'m>(model: &'m FileModel, site: &LockSite) -> Vec<&'m Call> {
+/// (one level) the bodies of same-file functions it calls. Each with where
+/// in the section it runs: its own span, or the span of the call that runs
+/// the function it is in (so "after the check" compares places in the section).
+pub fn section_calls<'m>(model: &'m FileModel, site: &LockSite) -> Vec<(&'m Call, Span)> {
     let direct: Vec<&Call> = model
         .calls_in(site.func)
         // A block form's body lies inside the acquiring call; otherwise the
@@ -172,7 +177,7 @@ pub fn section_calls<'m>(model: &'m FileModel, site: &LockSite) -> Vec<&'m Call>
                 && (site.span.contains(site.section) || !site.span.contains(c.span))
         })
         .collect();
-    let mut out = direct.clone();
+    let mut out: Vec<(&Call, Span)> = direct.iter().map(|c| (*c, c.span)).collect();
     for c in &direct {
         if !on_own_object(model, c) {
             continue;
@@ -181,7 +186,7 @@ pub fn section_calls<'m>(model: &'m FileModel, site: &LockSite) -> Vec<&'m Call>
             if Some(f.id) == site.func {
                 continue;
             }
-            out.extend(model.calls_in(Some(f.id)));
+            out.extend(model.calls_in(Some(f.id)).map(|inner| (inner, c.span)));
         }
     }
     out
@@ -298,7 +303,7 @@ pub fn of_section(fa: &FileAnalysis, site: &LockSite) -> Vec<Effect> {
     let model = fa.model;
     let tokens = token_names(fa, site);
     let mut out = Vec::new();
-    for call in section_calls(model, site) {
+    for (call, reached) in section_calls(model, site) {
         if in_memory(fa.catalog, model, call) {
             continue;
         }
@@ -317,6 +322,7 @@ pub fn of_section(fa: &FileAnalysis, site: &LockSite) -> Vec<Effect> {
         out.push(Effect {
             kind: e.kind,
             span: call.span,
+            reached,
             write: e.write,
             class: e.class,
             weight: e.weight,

@@ -175,6 +175,14 @@ impl LockSite {
             .and_then(|e| e.remedy.as_deref())
     }
 
+    /// Does the lock end with its database connection or transaction, together
+    /// with the writes on it (SQL locks' library forms: ORM row locks,
+    /// django-pglocks)? Then no lease can expire under its holder.
+    pub fn database_bound(&self) -> bool {
+        matches!(self.ttl, Ttl::Scoped(_))
+            && matches!(self.backend.as_str(), "postgres" | "mysql" | "database")
+    }
+
     /// A site with the facts every source knows; the rest at their defaults.
     pub fn base(call: CallId, span: Span, func: Option<FuncId>, kind: SiteKind) -> Self {
         LockSite {
