@@ -80,6 +80,11 @@ fn score_words(
     }
 }
 
+/// What the helper that builds the site's key returns, if one of this file does.
+fn built_key<'a>(fa: &'a FileAnalysis, site: &'a LockSite) -> Option<&'a str> {
+    resolve::helper_text(fa.model, site.key.as_ref()?, site.func)
+}
+
 /// A raw `SET NX` whose key records that something happened (a marker word,
 /// no lock word): the evidence, or `None` for a lock.
 fn marker(fa: &FileAnalysis, site: &LockSite) -> Option<String> {
@@ -87,7 +92,11 @@ fn marker(fa: &FileAnalysis, site: &LockSite) -> Option<String> {
         return None;
     }
     let written = site.key.as_ref().map_or("", |k| k.text.as_str());
-    let texts = [written, site.key_text.as_str()];
+    let texts = [
+        written,
+        site.key_text.as_str(),
+        built_key(fa, site).unwrap_or(""),
+    ];
     if super::lock_words(fa.catalog, &texts).is_some() {
         return None;
     }
@@ -149,7 +158,11 @@ pub fn classify(
     }
     let (mut c, mut e) = (0, 0);
     let mut evidence = Vec::new();
-    score_words(fa, "key", &site.key_text, &mut c, &mut e, &mut evidence);
+    let key_words = match built_key(fa, site) {
+        Some(b) => format!("{} {b}", site.key_text),
+        None => site.key_text.clone(),
+    };
+    score_words(fa, "key", &key_words, &mut c, &mut e, &mut evidence);
     if let Some(f) = site.func {
         // The function's own name, not its class: `PaymentsService.render_tiles` is about tiles.
         let name = &fa.model.functions[f].name;

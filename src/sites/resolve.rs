@@ -1,6 +1,6 @@
 //! Same-file name resolution: a variable or constant → the expression bound to it.
 
-use crate::model::{Expr, ExprKind, FileModel, FuncId};
+use crate::model::{ExitKind, Expr, ExprKind, FileModel, FuncId};
 
 /// How many `a = b` hops to follow before giving up (cycles, long chains).
 const MAX_HOPS: usize = 4;
@@ -39,6 +39,24 @@ pub fn resolve<'m>(model: &'m FileModel, e: &'m Expr, func: Option<FuncId>) -> &
         };
     }
     cur
+}
+
+/// What a key built by a helper of this file spells: the value text of the
+/// helper's only `return` (`formatKey(key)` -> `String.format(IDEMPOTENT, key)`),
+/// for the words a key is judged by. `None` for anything else.
+pub fn helper_text<'m>(model: &'m FileModel, e: &'m Expr, func: Option<FuncId>) -> Option<&'m str> {
+    let ExprKind::Call(id) = resolve(model, e, func).kind else {
+        return None;
+    };
+    let call = model.call(id);
+    let helper = model.function_named(&call.name)?;
+    let mut returns = model
+        .exits_in(Some(helper.id))
+        .filter(|x| x.kind == ExitKind::Return);
+    match (returns.next(), returns.next()) {
+        (Some(only), None) if !only.value.is_empty() => Some(only.value.as_str()),
+        _ => None,
+    }
 }
 
 /// The text that identifies a key across calls: the resolved expression's text.
