@@ -182,6 +182,33 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
         second.extend(redone);
     }
 
+    // Pass 3: the files of wrappers whose own site nothing classes, again
+    // with the class their callers give them.
+    let results: Vec<&FileResult> = first
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| match &second.get(&i).unwrap_or(f).outcome {
+            Outcome::Parsed(Some(r), ..) => Some(r),
+            _ => None,
+        })
+        .collect();
+    cx.by_callers = project::caller_classes(&cx.wrappers, &results);
+    if !cx.by_callers.is_empty() {
+        cx.seal(Pass::Classes, settings);
+        let both = Prefilter::either(&prefilter, &Callers::new(&cx.wrappers).names);
+        let redone: Vec<(usize, Scanned)> = files
+            .par_iter()
+            .enumerate()
+            .filter(|(_, f)| cx.by_callers.iter().any(|c| c.path == f.path))
+            .map(|(i, f)| {
+                (
+                    i,
+                    guarded(f, || scan_file(f, catalog, settings, &both, &cx)),
+                )
+            })
+            .collect();
+        second.extend(redone);
+    }
     trace(format_args!(
         "pass 2: {:?}, {} files redone",
         start.elapsed(),

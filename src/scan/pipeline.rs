@@ -29,6 +29,8 @@ pub(super) enum Pass {
     Constants,
     /// Files that may call a wrapper defined in another file.
     Callers,
+    /// Files defining a wrapper whose class its callers decide.
+    Classes,
 }
 
 /// Scans one file for `cx`'s pass.
@@ -147,10 +149,17 @@ pub(super) fn analyse_text(
         });
     }
     cx.consts.bind(&mut model, &file.path);
+    let by_callers: Vec<(usize, sites::Class, String)> = cx
+        .by_callers
+        .iter()
+        .filter(|c| c.path == file.path)
+        .map(|c| (c.line, c.class, c.evidence.clone()))
+        .collect();
     let user = UserClasses {
         rules: &settings.classify,
         path: std::path::Path::new(&file.rel),
         assume: settings.assume_class,
+        by_callers: &by_callers,
     };
     let mut analysis = sites::analyze(&model, &text, catalog, &file.path, &cx.wrappers, &user);
     let mut defined = wrapper::summarize(&analysis, &file.path, |at| index.line_col(at).0);

@@ -9,10 +9,13 @@ use super::pipeline::Pass;
 use crate::config::Settings;
 use crate::discover::SourceFile;
 use crate::lang;
+use crate::lines::LineIndex;
+use crate::outcome::{FileResult, SiteInfo};
 use crate::prefilter::Prefilter;
 use crate::sites;
 use crate::sites::consts::{ProjectConsts, Wanted};
 use crate::sites::wrapper::{self, Wrapper};
+use crate::sites::Class;
 
 /// What pass 2 knows from pass 1.
 #[derive(Default)]
@@ -28,6 +31,71 @@ pub(super) struct Context {
     /// Pass 1: the wrapper names the cache's last run found, looked for in
     /// every file while it is read (pattern index = position in the sorted list).
     pub known: Option<Prefilter>,
+    /// Wrappers nothing else classes, classed by their callers.
+    pub by_callers: Vec<CallerClass>,
+}
+
+/// The class a wrapper's callers give it: the most severe among the
+/// critical sections they run under it (correctness if any is; efficiency if
+/// all are), for a wrapper whose own site nothing decides.
+#[derive(Debug, Clone, serde::Serialize)]
+pub(super) struct CallerClass {
+    pub path: std::path::PathBuf,
+    /// The line of the wrapper's own acquisition.
+    pub line: usize,
+    pub class: Class,
+    pub evidence: String,
+}
+
+/// The classes `wrappers` get from their call sites in `results`, for the
+/// wrappers whose own site is unclassified.
+pub(super) fn caller_classes(wrappers: &[Wrapper], results: &[&FileResult]) -> Vec<CallerClass> {
+    let mut out = Vec::new();
+    for w in wrappers {
+        let at = format!("({}:{})", w.path.display(), w.line);
+        let own_undecided = results
+            .iter()
+            .filter(|r| std::path::Path::new(&r.path) == w.path)
+            .any(|r| {
+                let index = LineIndex::new(&r.text);
+                r.sites.iter().any(|s| {
+                    s.class == Class::Unclassified && index.line_col(s.span.start).0 == w.line
+                })
+            });
+        if !own_undecided {
+            continue;
+        }
+        let callers: Vec<(&FileResult, &SiteInfo)> = results
+            .iter()
+            .flat_map(|r| r.sites.iter().map(move |s| (*r, s)))
+            .filter(|(_, s)| s.via.as_deref().is_some_and(|v| v.ends_with(&at)))
+            .collect();
+        let first = |class: Class| callers.iter().find(|(_, s)| s.class == class);
+        let decided = match first(Class::Correctness) {
+            Some(c) => Some((Class::Correctness, c)),
+            None if !callers.is_empty()
+                && callers.iter().all(|(_, s)| s.class == Class::Efficiency) =>
+            {
+                first(Class::Efficiency).map(|c| (Class::Efficiency, c))
+            }
+            None => None,
+        };
+        let Some((class, (r, s))) = decided else {
+            continue;
+        };
+        let line = LineIndex::new(&r.text).line_col(s.span.start).0;
+        out.push(CallerClass {
+            path: w.path.clone(),
+            line: w.line,
+            class,
+            evidence: format!(
+                "a wrapper its callers hold for {} work ({}:{line})",
+                class.name(),
+                r.rel
+            ),
+        });
+    }
+    out
 }
 
 impl Context {
@@ -39,9 +107,11 @@ impl Context {
             .sort_by(|a, b| (&a.path, a.line, &a.name).cmp(&(&b.path, b.line, &b.name)));
         self.fingerprint = settings.cache.as_ref().and_then(|_| {
             let wrappers = serde_json::to_vec(&self.wrappers).ok()?;
+            let by_callers = serde_json::to_vec(&self.by_callers).ok()?;
             Some(crate::digest::hash(&[
                 &wrappers,
                 &self.consts.fingerprint()?,
+                &by_callers,
             ]))
         });
     }

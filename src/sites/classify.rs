@@ -229,6 +229,9 @@ pub struct UserClasses<'a> {
     pub rules: &'a [ClassifyRule],
     pub path: &'a Path,
     pub assume: Option<Class>,
+    /// Wrappers of this file classed by their callers: the line of the
+    /// wrapper's acquisition, the class, the evidence.
+    pub by_callers: &'a [(usize, Class, String)],
 }
 
 impl UserClasses<'_> {
@@ -238,13 +241,20 @@ impl UserClasses<'_> {
             rules: &[],
             path: Path::new(""),
             assume: None,
+            by_callers: &[],
         }
     }
 
-    /// `class` as decided, or the assumed class when nothing decided it.
-    pub fn settle(&self, class: Class, evidence: &mut Vec<String>) -> Class {
-        match (class, self.assume) {
-            (Class::Unclassified, Some(assumed)) => {
+    /// `class` as decided; when nothing decided it, the class the callers of
+    /// a wrapper acquiring at `line` give it, else the assumed class.
+    pub fn settle(&self, class: Class, line: usize, evidence: &mut Vec<String>) -> Class {
+        let callers = self.by_callers.iter().find(|(l, ..)| *l == line);
+        match (class, callers, self.assume) {
+            (Class::Unclassified, Some((_, by_callers, why)), _) => {
+                evidence.push(why.clone());
+                *by_callers
+            }
+            (Class::Unclassified, None, Some(assumed)) => {
                 evidence.push(format!(
                     "nothing decides the class: `assume-class: {}` in lock-audit.yaml",
                     assumed.name()

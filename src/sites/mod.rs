@@ -290,7 +290,8 @@ fn classify_all(fa: &mut FileAnalysis, first: usize, user: &classify::UserClasse
         .map(|s| classify::classify(fa, &index, s, Some(&by_config)))
         .collect();
     for (site, (class, mut evidence, effects)) in fa.sites[first..].iter_mut().zip(decided) {
-        site.class = user.settle(class, &mut evidence);
+        let line = index.line_col(site.span.start).0;
+        site.class = user.settle(class, line, &mut evidence);
         site.class_evidence = evidence;
         site.effects = effects;
     }
