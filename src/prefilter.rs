@@ -321,6 +321,25 @@ mod tests {
     }
 
     #[test]
+    fn a_lock_type_counts_as_written_with_its_package() {
+        use Language::*;
+        // `concurrency` in a comment and an in-process `sync.Mutex`: nothing to parse.
+        assert!(!parsed(
+            "// bounded concurrency for workers
+var mu sync.Mutex
+",
+            Go
+        ));
+        // The etcd lock object, kept in a field.
+        assert!(parsed(
+            "import \"go.etcd.io/etcd/client/v3/concurrency\"\ntype s struct{ m *concurrency.Mutex }\n",
+            Go
+        ));
+        // An unqualified type by its name.
+        assert!(parsed("private final RLock lock; // redisson\n", Java));
+    }
+
+    #[test]
     fn sql_text_is_its_own_operation_except_a_bare_is_null() {
         use Language::*;
         assert!(parsed(

@@ -32,11 +32,16 @@ pub(super) fn library_gate(
             .chain(&api.functions)
             .map(|n| call_name(n));
         match &api.kind {
-            // A lock object's type names it where it is used (`RLock lock`).
+            // A lock object's type names it where it is used (`RLock lock`,
+            // `m *redsync.Mutex`): a package-qualified type as written, since
+            // its bare name (`Mutex`) is every in-process mutex's.
             ApiKind::Lock(spec) => {
                 operations.extend(names);
                 let types = spec.handle_types.iter();
-                operations.extend(types.map(|t| super::compile::last_segment(t).to_string()));
+                operations.extend(types.map(|t| match t.matches('.').count() {
+                    1 => t.clone(),
+                    _ => super::compile::last_segment(t).to_string(),
+                }));
             }
             ApiKind::Command(Some(command)) => {
                 let Some(spec) = commands.get(command) else {
