@@ -27,7 +27,8 @@ declare_rule! {
     ///   (`UPDATE ... WHERE id = $1 AND fence < $2`);
     /// - a **conditional write**: the write itself states what it expects
     ///   (`WHERE version = $3`, `If-Match`, DynamoDB `ConditionExpression`,
-    ///   `ON CONFLICT DO NOTHING`);
+    ///   `ON CONFLICT DO NOTHING`, a state transition that tests the column it
+    ///   sets: `SET state = 'sent' WHERE state = 'queued'`);
     /// - an **idempotency key**: doing it twice does it once (Stripe's
     ///   `Idempotency-Key`, a unique dedup row).
     ///

@@ -250,6 +250,53 @@ pub fn counters(fa: &FileAnalysis, site: &LockSite) -> Vec<String> {
         .collect()
 }
 
+/// An `UPDATE` that tests in its WHERE a column it sets (`SET status =
+/// 'EXPIRED' WHERE status = 'PENDING'`): a compare-and-set on that column, so
+/// a stale holder's repeat finds nothing to change. `sql` is uppercased.
+fn state_transition(sql: &str) -> bool {
+    let sql = sql.split_whitespace().collect::<Vec<_>>().join(" ");
+    let Some(rest) = sql.strip_prefix("UPDATE ") else {
+        return false;
+    };
+    let (Some(set), Some(whr)) = (rest.find(" SET "), rest.find(" WHERE ")) else {
+        return false;
+    };
+    if whr < set {
+        return false;
+    }
+    let assignments = &rest[set + 5..whr];
+    let assignments = assignments.split(" FROM ").next().unwrap_or(assignments);
+    let condition = &rest[whr + 7..];
+    let column = |part: &str| {
+        let name = part.split('=').next()?.trim();
+        let name = name.rsplit('.').next()?.trim_matches(['"', '`', '[', ']']);
+        (!name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_'))
+            .then(|| name.to_string())
+    };
+    assignments
+        .split(',')
+        .filter(|a| a.contains('='))
+        .filter_map(column)
+        .any(|name| compares(condition, &name))
+}
+
+/// Does `condition` compare column `name` with something (`name = x`,
+/// `"name" IN (..)`, `t.name IS NULL`, `name <> x`)? `updated_at = NOW()` in
+/// the SET and `created_at < x` in the WHERE are no such pair.
+fn compares(condition: &str, name: &str) -> bool {
+    condition.match_indices(name).any(|(at, _)| {
+        let before = condition[..at].chars().next_back();
+        let boundary = before.is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+        let after = condition[at + name.len()..].trim_start_matches(['"', '`', ']']);
+        let op = after.trim_start();
+        boundary
+            && !after.starts_with(|c: char| c.is_alphanumeric() || c == '_')
+            && ["=", "IN ", "IN(", "IS ", "<>", "!="]
+                .iter()
+                .any(|o| op.starts_with(o))
+    })
+}
+
 fn protection_of(
     catalog: &Catalog,
     model: &FileModel,
@@ -278,6 +325,7 @@ fn protection_of(
             .iter()
             .any(|c| after_where.contains(c.as_str()))
             || anywhere.iter().any(|c| s.contains(c))
+            || state_transition(s)
     });
     if conditional_sql || p.conditional_call.iter().any(|c| up.contains(c.as_str())) {
         return Some(Protection::ConditionalWrite);
@@ -360,5 +408,37 @@ pub mod protection {
         .chain(["none"])
         .find(|n| *n == name)
         .ok_or_else(|| serde::de::Error::custom(format!("unknown protection {name}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::state_transition;
+
+    #[test]
+    fn an_update_that_tests_what_it_sets_is_a_compare_and_set() {
+        let cas = |sql: &str| state_transition(&sql.to_ascii_uppercase());
+        assert!(cas(
+            "UPDATE orders SET status = 'EXPIRED' WHERE status = 'PENDING'"
+        ));
+        assert!(cas(
+            "UPDATE \"Orders\"\n  SET \"status\" = 'EXPIRED', \"updatedAt\" = NOW()\n  FROM \"Collectives\"\n  WHERE \"Orders\".\"status\" = 'PENDING'"
+        ));
+        assert!(cas(
+            "UPDATE jobs SET owner = $1 WHERE id = $2 AND owner IS NULL"
+        ));
+        assert!(cas("UPDATE t SET state = 'done' WHERE state IN ('a', 'b')"));
+        // Near misses: the set column is not compared, or only a longer name is.
+        assert!(!cas(
+            "UPDATE accounts SET balance = balance - 10 WHERE id = 1"
+        ));
+        assert!(!cas("UPDATE t SET id = 2 WHERE order_id = 1"));
+        assert!(!cas(
+            "UPDATE t SET updated_at = NOW() WHERE updated_at_old = 1"
+        ));
+        assert!(!cas(
+            "UPDATE t SET ts = NOW() WHERE ts < NOW() - INTERVAL '1 day' AND k = 1"
+        ));
+        assert!(!cas("DELETE FROM t WHERE status = 'x'"));
     }
 }
