@@ -261,12 +261,12 @@ fn state_transition(sql: &str) -> bool {
     let (Some(set), Some(whr)) = (rest.find(" SET "), rest.find(" WHERE ")) else {
         return false;
     };
-    if whr < set {
+    // `UPDATE t SET WHERE ..`: the two may share a space.
+    let Some(assignments) = rest.get(set + 5..whr) else {
         return false;
-    }
-    let assignments = &rest[set + 5..whr];
+    };
     let assignments = assignments.split(" FROM ").next().unwrap_or(assignments);
-    let condition = &rest[whr + 7..];
+    let condition = rest.get(whr + 7..).unwrap_or_default();
     let column = |part: &str| {
         let name = part.split('=').next()?.trim();
         let name = name.rsplit('.').next()?.trim_matches(['"', '`', '[', ']']);
@@ -440,5 +440,8 @@ mod tests {
             "UPDATE t SET ts = NOW() WHERE ts < NOW() - INTERVAL '1 day' AND k = 1"
         ));
         assert!(!cas("DELETE FROM t WHERE status = 'x'"));
+        // Malformed text found by the fuzzer: no panic.
+        assert!(!cas("UPDATE t SET WHERE x = 1"));
+        assert!(!cas("UPDATE t SET a = 1 WHERE"));
     }
 }
