@@ -134,8 +134,9 @@ pub fn analyze<'m>(
             }
         }
         // `SET watermark now NX` whose reply nobody reads, read back with `GET`
-        // elsewhere in the file, with no expiry, no delete and no lock word in
-        // the key: a default value set once (get-or-create), not a lock.
+        // elsewhere in the file, with no separate expiry, no delete and no lock
+        // word in the key: a default value set once (get-or-create, expiring
+        // or not), not a lock.
         let released = || deleted.contains(key_text.as_str());
         // Read back on whatever client holds it (`this.redis.get(KEY)`).
         let read_back = || {
@@ -153,8 +154,7 @@ pub fn analyze<'m>(
             let written = key.as_ref().map_or("", |k| k.text.as_str());
             lock_words(catalog, &[written, &key_text]).is_some()
         };
-        if matches!(ttl, Ttl::Absent)
-            && separate_expire.is_none()
+        if separate_expire.is_none()
             && cmd.script.is_none()
             && !key_text.is_empty()
             && discarded(cmd)
