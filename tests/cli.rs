@@ -582,18 +582,21 @@ fn config_classifies_and_validates() {
             .contains("classify #1"),
         "{v}"
     );
-    fs::write(
-        dir.path().join("lock-audit.yaml"),
+    rejects_config(
+        dir.path(),
         "classify:\n  - class: efficiency\n    keys: \"lock:*\"\n",
-    )
-    .unwrap();
-    lock_audit()
-        .arg("check")
-        .arg(dir.path())
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("lock-audit.yaml:3"))
-        .stderr(predicate::str::contains("unknown field `keys`"));
+        &["lock-audit.yaml:3", "unknown field `keys`"],
+    );
+}
+
+/// With `config` as its lock-audit.yaml, `check` of `dir` fails (exit 2)
+/// with each of `errors` on stderr.
+fn rejects_config(dir: &std::path::Path, config: &str, errors: &[&str]) {
+    fs::write(dir.join("lock-audit.yaml"), config).unwrap();
+    let mut run = lock_audit().arg("check").arg(dir).assert().code(2);
+    for e in errors {
+        run = run.stderr(predicate::str::contains(*e));
+    }
 }
 
 /// `assume-class: correctness` classes the locks nothing decides (so LA301
@@ -642,18 +645,11 @@ fn assume_class_settles_undecided_locks() {
     assert_eq!(assumed[1].0, "efficiency", "{assumed:?}");
     let explicit = classes(Some("assume-class: unclassified\n"));
     assert_eq!(explicit[0].0, "unclassified", "{explicit:?}");
-    fs::write(
-        dir.path().join("lock-audit.yaml"),
+    rejects_config(
+        dir.path(),
         "assume-class: correct\n",
-    )
-    .unwrap();
-    lock_audit()
-        .arg("check")
-        .arg(dir.path())
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("lock-audit.yaml"))
-        .stderr(predicate::str::contains("correct"));
+        &["lock-audit.yaml", "correct"],
+    );
 }
 
 /// The CI gate's knobs: `--fail-on`, `--exit-zero`, `--statistics`, SARIF and GitHub output.

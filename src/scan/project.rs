@@ -50,32 +50,50 @@ pub(super) struct CallerClass {
 /// The classes `wrappers` get from their call sites in `results`, for the
 /// wrappers whose own site is unclassified.
 pub(super) fn caller_classes(wrappers: &[Wrapper], results: &[&FileResult]) -> Vec<CallerClass> {
+    use std::collections::{HashMap, HashSet};
+    // The unclassified sites of the wrappers' own files, by path and line.
+    let homes: HashSet<&std::path::Path> = wrappers.iter().map(|w| w.path.as_path()).collect();
+    let mut undecided: HashSet<(&str, usize)> = HashSet::new();
+    for r in results
+        .iter()
+        .filter(|r| homes.contains(std::path::Path::new(&r.path)))
+    {
+        let index = LineIndex::new(&r.text);
+        undecided.extend(
+            r.sites
+                .iter()
+                .filter(|s| s.class == Class::Unclassified)
+                .map(|s| (r.path.as_str(), index.line_col(s.span.start).0)),
+        );
+    }
+    // Every wrapper call site, by the place of the wrapper it calls
+    // (`runCronJob (cron/utils.ts:36)` -> `cron/utils.ts:36`).
+    let mut callers: HashMap<&str, Vec<(&FileResult, &SiteInfo)>> = HashMap::new();
+    for r in results {
+        for s in &r.sites {
+            let at = s
+                .via
+                .as_deref()
+                .and_then(|v| v.rsplit_once(" ("))
+                .map(|(_, at)| at);
+            if let Some(at) = at.and_then(|at| at.strip_suffix(')')) {
+                callers.entry(at).or_default().push((r, s));
+            }
+        }
+    }
     let mut out = Vec::new();
     for w in wrappers {
-        let at = format!("({}:{})", w.path.display(), w.line);
-        let own_undecided = results
-            .iter()
-            .filter(|r| std::path::Path::new(&r.path) == w.path)
-            .any(|r| {
-                let index = LineIndex::new(&r.text);
-                r.sites.iter().any(|s| {
-                    s.class == Class::Unclassified && index.line_col(s.span.start).0 == w.line
-                })
-            });
-        if !own_undecided {
+        let path = w.path.display().to_string();
+        if !undecided.contains(&(path.as_str(), w.line)) {
             continue;
         }
-        let callers: Vec<(&FileResult, &SiteInfo)> = results
-            .iter()
-            .flat_map(|r| r.sites.iter().map(move |s| (*r, s)))
-            .filter(|(_, s)| s.via.as_deref().is_some_and(|v| v.ends_with(&at)))
-            .collect();
+        let Some(callers) = callers.get(format!("{path}:{}", w.line).as_str()) else {
+            continue;
+        };
         let first = |class: Class| callers.iter().find(|(_, s)| s.class == class);
         let decided = match first(Class::Correctness) {
             Some(c) => Some((Class::Correctness, c)),
-            None if !callers.is_empty()
-                && callers.iter().all(|(_, s)| s.class == Class::Efficiency) =>
-            {
+            None if callers.iter().all(|(_, s)| s.class == Class::Efficiency) => {
                 first(Class::Efficiency).map(|c| (Class::Efficiency, c))
             }
             None => None,

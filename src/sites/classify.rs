@@ -86,17 +86,14 @@ fn built_key<'a>(fa: &'a FileAnalysis, site: &'a LockSite) -> Option<&'a str> {
 }
 
 /// A raw `SET NX` whose key records that something happened (a marker word,
-/// no lock word): the evidence, or `None` for a lock.
-fn marker(fa: &FileAnalysis, site: &LockSite) -> Option<String> {
+/// no lock word): the evidence, or `None` for a lock. `built`: what the key's
+/// helper returns ([`built_key`]).
+fn marker(fa: &FileAnalysis, site: &LockSite, built: &str) -> Option<String> {
     if site.kind != super::SiteKind::Command || site.via.is_some() {
         return None;
     }
     let written = site.key.as_ref().map_or("", |k| k.text.as_str());
-    let texts = [
-        written,
-        site.key_text.as_str(),
-        built_key(fa, site).unwrap_or(""),
-    ];
+    let texts = [written, site.key_text.as_str(), built];
     if super::lock_words(fa.catalog, &texts).is_some() {
         return None;
     }
@@ -153,12 +150,13 @@ pub fn classify(
     if let Some((class, why)) = config.and_then(|f| f(site, fa)) {
         return (class, vec![why], effects);
     }
-    if let Some(why) = marker(fa, site) {
+    let built = built_key(fa, site);
+    if let Some(why) = marker(fa, site, built.unwrap_or("")) {
         return (Class::Marker, vec![why], effects);
     }
     let (mut c, mut e) = (0, 0);
     let mut evidence = Vec::new();
-    let key_words = match built_key(fa, site) {
+    let key_words = match built {
         Some(b) => format!("{} {b}", site.key_text),
         None => site.key_text.clone(),
     };

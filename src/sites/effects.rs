@@ -6,7 +6,6 @@
 use super::{resolve, FileAnalysis, LockSite};
 use crate::catalog::raw::{ClassName, EffectKind, RawEffect};
 use crate::catalog::Catalog;
-use crate::lang::profile::profile;
 use crate::model::{mentions, Call, ExprKind, FileModel, Span};
 
 /// A call in a critical section with a catalogued effect.
@@ -149,8 +148,10 @@ fn matches_effect(model: &FileModel, call: &Call, e: &RawEffect) -> bool {
         });
     }
     let verb_first = || {
-        let words = resolve::words(&call.name);
-        words.len() >= 2 && e.method_verbs.contains(&words[0])
+        !e.method_verbs.is_empty() && {
+            let words = resolve::words(&call.name);
+            words.len() >= 2 && e.method_verbs.contains(&words[0])
+        }
     };
     if !e.methods.contains(&call.name) && !verb_first() {
         return false;
@@ -197,15 +198,9 @@ pub fn section_calls<'m>(model: &'m FileModel, site: &LockSite) -> Vec<(&'m Call
 /// `r.flush()` on the method's receiver)? `cache.updateFragment()` on
 /// another object is not, whatever this file defines under that name.
 fn on_own_object(model: &FileModel, call: &Call) -> bool {
-    let Some(recv) = call.receiver.as_deref() else {
-        return true;
-    };
-    let text = recv.text.as_str();
-    profile(model.language).self_names.contains(&text)
-        || call.func.is_some_and(|f| {
-            let f = &model.functions[f];
-            f.receiver && f.params.first().is_some_and(|p| p.name == text)
-        })
+    call.receiver
+        .as_deref()
+        .is_none_or(|r| resolve::is_self(model, call.func, &r.text))
 }
 
 /// Names carrying the grant: the handle, the acquisition's result, and one

@@ -70,6 +70,17 @@ pub fn analyze(
         if spec.handle_types.is_empty() || lib.language != language {
             continue;
         }
+        // Once per file: a file that declares nothing of these types has no
+        // typed lock object, whatever its calls are named (`mu.Lock()`).
+        let mut declared_types = model.assigns.iter().filter_map(|a| a.ty.as_deref()).chain(
+            model
+                .functions
+                .iter()
+                .flat_map(|f| f.params.iter().filter_map(|p| p.ty.as_deref())),
+        );
+        if !declared_types.any(|ty| spec.handle_types.iter().any(|h| declares(ty, h))) {
+            continue;
+        }
         for call in &model.calls {
             let Some(method) = acquire_method(spec, call) else {
                 continue;

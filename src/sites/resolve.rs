@@ -41,6 +41,18 @@ pub fn resolve<'m>(model: &'m FileModel, e: &'m Expr, func: Option<FuncId>) -> &
     cur
 }
 
+/// Does `name` stand for the object a method of `func` runs on: `self`,
+/// `this`, `@`, or Go's receiver parameter (`r` of `func (r *Repo) ..`)?
+pub fn is_self(model: &FileModel, func: Option<FuncId>, name: &str) -> bool {
+    crate::lang::profile::profile(model.language)
+        .self_names
+        .contains(&name)
+        || func.is_some_and(|f| {
+            let f = &model.functions[f];
+            f.receiver && f.params.first().is_some_and(|p| p.name == name)
+        })
+}
+
 /// What a key built by a helper of this file spells: the value text of the
 /// helper's only `return` (`formatKey(key)` -> `String.format(IDEMPOTENT, key)`),
 /// for the words a key is judged by. `None` for anything else.

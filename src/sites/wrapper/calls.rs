@@ -209,7 +209,7 @@ pub(super) fn calls_wrapper(
                 .next()
                 .unwrap_or(r)
                 .trim_start_matches('@');
-            let own = profile(model.language).self_names.contains(&last);
+            let own = resolve::is_self(model, call.func, last);
             if (same_file && own)
                 || last.eq_ignore_ascii_case(&w.stem)
                 || last.eq_ignore_ascii_case(&w.stem.replace('_', ""))
