@@ -8,8 +8,10 @@
 
 use super::library::{acquire_method, Binding, Ctx};
 use super::{LockSite, Release};
-use crate::catalog::{ApiKind, Catalog, LockSpec};
-use crate::model::{Call, FileModel};
+use crate::catalog::{ApiKind, Catalog};
+use std::collections::{HashMap, HashSet};
+
+use crate::model::{Assign, Call, CallId, FileModel};
 
 /// Does the declared type `ty` (`*redsync.Mutex`, `final RLock`, `Arc<Mutex>`)
 /// name `handle` (`redsync.Mutex`, `RLock`): are the handle's segments the
@@ -25,21 +27,34 @@ fn declares(ty: &str, handle: &str) -> bool {
         .any(|have| have.ends_with(&want))
 }
 
+/// The file's typed assignments by the last segment of their target
+/// (`mutex` of `this.mutex`), built once per file.
+type Typed<'m> = HashMap<&'m str, Vec<&'m Assign>>;
+
+fn typed_assigns(model: &FileModel) -> Typed<'_> {
+    let mut out: Typed = HashMap::new();
+    for a in model.assigns.iter().filter(|a| a.ty.is_some()) {
+        let last = a.target.rsplit(['.', ':']).next().unwrap_or(&a.target);
+        out.entry(last).or_default().push(a);
+    }
+    out
+}
+
 /// The types `call`'s receiver is declared with: a local or parameter of its
 /// function, or a field (declared in a type, or assigned through `self.x`).
-fn receiver_types<'m>(model: &'m FileModel, call: &Call) -> Vec<&'m str> {
+fn receiver_types<'m>(model: &'m FileModel, typed: &Typed<'m>, call: &Call) -> Vec<&'m str> {
     let Some(recv) = call.receiver.as_deref().and_then(|r| r.as_name()) else {
         return Vec::new();
     };
     let last = recv.rsplit(['.', ':']).next().unwrap_or(recv);
     let field = recv.contains('.') || recv.contains("::");
-    let mut out: Vec<&str> = model
-        .assigns
-        .iter()
+    let mut out: Vec<&str> = typed
+        .get(last)
+        .into_iter()
+        .flatten()
         .filter(|a| {
             let declared = a.func.is_none() || a.target.contains('.');
-            let named = a.target.rsplit(['.', ':']).next() == Some(last);
-            named && (declared || (!field && a.func == call.func))
+            declared || (!field && a.func == call.func)
         })
         .filter_map(|a| a.ty.as_deref())
         .collect();
@@ -49,6 +64,23 @@ fn receiver_types<'m>(model: &'m FileModel, call: &Call) -> Vec<&'m str> {
                 .function_param(call.func, recv)
                 .and_then(|p| p.ty.as_deref()),
         );
+    }
+    out
+}
+
+/// The calls of `names` (release methods), by the last segment of their
+/// receiver (`mutex` of `l.mutex.Unlock()`).
+fn calls_by_receiver<'m>(
+    model: &'m FileModel,
+    names: &[String],
+) -> HashMap<&'m str, Vec<&'m Call>> {
+    let mut out: HashMap<&str, Vec<&Call>> = HashMap::new();
+    for c in model.calls.iter().filter(|c| names.contains(&c.name)) {
+        if let Some(recv) = c.receiver.as_deref().and_then(|r| r.as_name()) {
+            out.entry(recv.rsplit(['.', ':']).next().unwrap_or(recv))
+                .or_default()
+                .push(c);
+        }
     }
     out
 }
@@ -81,14 +113,23 @@ pub fn analyze(
         if !declared_types.any(|ty| spec.handle_types.iter().any(|h| declares(ty, h))) {
             continue;
         }
+        let typed = typed_assigns(model);
+        let release_names: Vec<String> = spec
+            .release_methods
+            .iter()
+            .chain(&spec.unchecked_release_methods)
+            .cloned()
+            .collect();
+        let released = calls_by_receiver(model, &release_names);
+        let mut taken: HashSet<CallId> = sites.iter().map(|s| s.call).collect();
         for call in &model.calls {
             let Some(method) = acquire_method(spec, call) else {
                 continue;
             };
-            let typed = receiver_types(model, call)
+            let is_typed = receiver_types(model, &typed, call)
                 .iter()
                 .any(|ty| spec.handle_types.iter().any(|h| declares(ty, h)));
-            if !typed || sites.iter().any(|s| s.call == call.id) {
+            if !is_typed || !taken.insert(call.id) {
                 continue;
             }
             let cx = Ctx {
@@ -105,27 +146,45 @@ pub fn analyze(
             site.handle = call.receiver.as_deref().map(|r| r.text.clone());
             let index = sites.len();
             sites.push(site);
-            pair_releases(model, spec, &cx, call, index, sites, releases);
+            let candidates = call
+                .receiver
+                .as_deref()
+                .and_then(|r| r.as_name())
+                .and_then(|r| released.get(r.rsplit(['.', ':']).next().unwrap_or(r)));
+            let candidates = candidates.map_or(&[][..], Vec::as_slice);
+            pair_releases(&cx, call, candidates, index, sites, releases);
         }
     }
 }
 
-/// The object's releases: a release method on the same receiver, anywhere in
-/// the file for a field, in the function for a local.
+/// The object's releases among `candidates` (release calls on a receiver of
+/// the same last name): on the same receiver, anywhere in the file for a
+/// field, in the function for a local.
 fn pair_releases(
-    model: &FileModel,
-    spec: &LockSpec,
     cx: &Ctx,
     acquire: &Call,
+    candidates: &[&Call],
     index: usize,
     sites: &mut [LockSite],
     releases: &mut Vec<Release>,
 ) {
+    let (model, spec) = (cx.model, cx.spec);
     let object = Binding::on(model, acquire);
-    for c in &model.calls {
+    let mut on_object: Vec<&Call> = candidates
+        .iter()
+        .copied()
+        .filter(|c| object.is_receiver_of(model, c))
+        .collect();
+    // A release in the acquiring function is the one that pairs; a field
+    // released only elsewhere (`Unlock()` in another method) pairs with those.
+    // (Also keeps a file of N lock/unlock methods on one field linear.)
+    if on_object.iter().any(|c| c.func == acquire.func) {
+        on_object.retain(|c| c.func == acquire.func);
+    }
+    for c in on_object {
         let checked = spec.release_methods.contains(&c.name);
         let unchecked = spec.unchecked_release_methods.contains(&c.name);
-        if (checked || unchecked) && object.is_receiver_of(model, c) {
+        if checked || unchecked {
             sites[index].releases.push(releases.len());
             releases.push(cx.release(
                 c,
