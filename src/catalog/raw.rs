@@ -383,6 +383,11 @@ pub struct RawLock {
     /// The acquisition returns a guard that releases when dropped (Rust RAII).
     #[serde(default)]
     pub releases_on_drop: bool,
+    /// The call returns a future of the grant (jetcd `CompletableFuture<LockResponse>`):
+    /// it waits where the future is awaited (`.get()`, `.join()`), and a future nobody
+    /// awaits or reads leaves the code running whether or not the lock was granted.
+    #[serde(default)]
+    pub future: bool,
     /// A Redlock-family algorithm (quorum of independent nodes, no fencing token).
     #[serde(default)]
     pub redlock: bool,

@@ -202,6 +202,8 @@ fn arg_is(model: &FileModel, call: &Call, want: &ArgIs) -> bool {
 /// When several libraries fit (`redis.NewScript` is both go-redis and redigo),
 /// the one the file imports wins.
 pub fn match_api(model: &FileModel, catalog: &Catalog, call: &Call) -> Option<(usize, String)> {
+    // A constructor or a type in an imported library beats a name in one.
+    let mut named = None;
     let mut fallback = None;
     for &api_id in catalog.candidates(model.language, &call.name) {
         let api = &catalog.apis[api_id];
@@ -228,12 +230,15 @@ pub fn match_api(model: &FileModel, catalog: &Catalog, call: &Call) -> Option<(u
                 .map(|f| format!("call of `{f}`"))
         };
         let Some(evidence) = evidence else { continue };
-        if receiver::imported(model, lib) {
+        if !receiver::imported(model, lib) {
+            fallback = fallback.or(Some((api_id, evidence)));
+        } else if receiver::name_only(&evidence) {
+            named = named.or(Some((api_id, evidence)));
+        } else {
             return Some((api_id, evidence));
         }
-        fallback = fallback.or(Some((api_id, evidence)));
     }
-    fallback
+    named.or(fallback)
 }
 
 /// All canonical commands of a file.

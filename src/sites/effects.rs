@@ -150,7 +150,8 @@ fn matches_effect(model: &FileModel, call: &Call, e: &RawEffect) -> bool {
     let verb_first = || {
         !e.method_verbs.is_empty() && {
             let words = resolve::words(&call.name);
-            words.len() >= 2 && e.method_verbs.contains(&words[0])
+            words.len() == 1 && e.method_verbs.contains(&call.name)
+                || words.len() >= 2 && e.method_verbs.contains(&words[0])
         }
     };
     if !e.methods.contains(&call.name) && !verb_first() {

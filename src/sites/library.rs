@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 
 use super::command::{chain_end, match_api, slot_values};
+use super::grant;
 use super::{duration, resolve, LockSite, Release, SiteKind, Ttl, Wait};
 use crate::catalog::raw::{DurationDefault, DurationUnit};
 use crate::catalog::{
@@ -352,11 +353,12 @@ impl Ctx<'_> {
             ttl,
             ttl_ms,
             // redis-py `acquire()` returns False only when it may give up
-            // (`blocking=False` or a `blocking_timeout`).
+            // (`blocking=False`, a `blocking_timeout`, or a bounded default
+            // such as python-etcd3's 10 s).
             try_acquire: self.spec.try_acquire
                 || method.is_some_and(|m| m.try_acquire)
                 || (method.is_some_and(|m| m.try_when_bounded)
-                    && matches!(wait, Wait::NoWait | Wait::Given(_))),
+                    && matches!(wait, Wait::NoWait | Wait::Given(_) | Wait::Default(_))),
             wait,
             redlock: self.spec.redlock,
             fencing: self.spec.fencing.clone(),
@@ -507,7 +509,11 @@ pub fn analyze(
             } else {
                 call.span
             };
-            sites.push(cx.site(call, call, None, span));
+            let mut site = cx.site(call, call, None, span);
+            if spec.future {
+                grant::awaited(model, next, call, &mut site);
+            }
+            sites.push(site);
         }
         if spec.acquires == Acquires::OnUse {
             for c in &model.calls {
@@ -551,12 +557,17 @@ pub fn analyze(
             }
             // `rl.lock(..)` ... `rl.unlock(&lock)`: a manager release in the same
             // function pairs even when the handle came through a `match`.
+            // In another function (`lockIginx()` / `releaseIginx()`), it must
+            // also name the same key.
             let same_manager = spec.acquires == Acquires::Now
-                && c.func == call.func
                 && c.receiver.is_some()
-                && c.receiver.as_deref().map(|r| &r.text)
-                    == call.receiver.as_deref().map(|r| &r.text)
-                && c.span.start > call.span.end;
+                && c.receiver.as_deref().map(|r| grant::squeezed(&r.text))
+                    == call.receiver.as_deref().map(|r| grant::squeezed(&r.text))
+                && if c.func == call.func {
+                    c.span.start > call.span.end
+                } else {
+                    grant::same_key(model, spec, call, c)
+                };
             if !same_manager
                 && !handles
                     .iter()

@@ -10,6 +10,7 @@ pub mod command;
 pub mod consts;
 pub mod duration;
 pub mod effects;
+mod grant;
 mod handles;
 pub mod library;
 pub mod lifecycle;

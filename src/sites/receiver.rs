@@ -197,9 +197,18 @@ fn name_evidence(
     }
     if lib.clients.names.iter().any(|n| n == last) && imported(model, lib) {
         return Some(format!(
-            "receiver is named `{last}` in a file that imports {}",
+            "{NAMED} `{last}` in a file that imports {}",
             lib.name
         ));
     }
     None
+}
+
+const NAMED: &str = "receiver is named";
+
+/// Is `evidence` only the receiver's name? Weaker than a constructor or a
+/// type: `etcd = etcd3.client()` in a file that imports etcd3gw too is
+/// python-etcd3's client, though etcd3gw also calls its clients `etcd`.
+pub fn name_only(evidence: &str) -> bool {
+    evidence.starts_with(NAMED)
 }

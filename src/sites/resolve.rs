@@ -87,9 +87,16 @@ pub fn words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut prev_lower = false;
-    for c in text.chars() {
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
         if c.is_alphanumeric() {
-            if c.is_uppercase() && prev_lower && !cur.is_empty() {
+            // `billingLock` -> billing|lock; `getKVClient` -> get|kv|client:
+            // an acronym ends before its last capital when a lowercase follows.
+            let acronym_end = c.is_uppercase()
+                && !prev_lower
+                && cur.chars().count() > 1
+                && chars.get(i + 1).is_some_and(|n| n.is_lowercase());
+            if c.is_uppercase() && (prev_lower || acronym_end) && !cur.is_empty() {
                 out.push(std::mem::take(&mut cur).to_lowercase());
             }
             prev_lower = c.is_lowercase() || c.is_ascii_digit();
@@ -114,6 +121,9 @@ mod tests {
     #[test]
     fn splits_identifiers_and_keys() {
         assert_eq!(words("billingLock"), ["billing", "lock"]);
+        assert_eq!(words("getKVClient()"), ["get", "kv", "client"]);
+        assert_eq!(words("HTTPServer"), ["http", "server"]);
+        assert_eq!(words("KV"), ["kv"]);
         assert_eq!(words("f\"lock:{order_id}\""), ["f", "lock", "order", "id"]);
         assert!(!words("clock_skew").contains(&"lock".to_string()));
     }
