@@ -179,6 +179,7 @@ pub struct Catalog {
     pub in_memory_constructors: Vec<String>,
     pub watch_methods: Vec<String>,
     pub log_methods: Vec<String>,
+    pub transaction_methods: Vec<String>,
     pub triggers: Vec<String>,
     /// The prefilter's table, one row per library.
     pub gates: Vec<Gate>,

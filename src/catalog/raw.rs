@@ -252,7 +252,12 @@ pub enum ArgRole {
 pub struct RawArgIs {
     pub pos: Option<usize>,
     pub kw: Option<String>,
+    /// The words (a qualified value such as `t.LOCK.UPDATE` matches by its last segment).
     pub one_of: Vec<String>,
+    /// The argument must be there: an option that turns an ordinary call into
+    /// the lock (Sequelize `findOne({lock: t.LOCK.UPDATE})`). Default: absent passes.
+    #[serde(default)]
+    pub required: bool,
 }
 
 /// Where an argument is: a positional index, a keyword, or all positionals from `pos`.
@@ -330,6 +335,11 @@ pub struct RawVocabulary {
     /// Logging / printing calls: passing a value to one does not check it.
     #[serde(default)]
     pub log_methods: Vec<String>,
+    /// Calls that run a callback or block in a database transaction
+    /// (`sequelize.transaction(async t => ..)`, `prisma.$transaction(..)`):
+    /// a row lock taken inside ends when it returns.
+    #[serde(default)]
+    pub transaction_methods: Vec<String>,
 }
 
 /// When a library lock call takes the lock.

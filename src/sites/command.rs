@@ -182,7 +182,8 @@ fn put_if_absent_shape(model: &FileModel, api: &Api, call: &Call) -> Option<Stri
     None
 }
 
-/// Does `call` pass one of `want.one_of` where `want` says, or nothing there?
+/// Does `call` pass one of `want.one_of` where `want` says, or nothing there
+/// (unless the argument is `required`)?
 fn arg_is(model: &FileModel, call: &Call, want: &ArgIs) -> bool {
     let slot = Slot {
         pos: want.pos,
@@ -190,11 +191,12 @@ fn arg_is(model: &FileModel, call: &Call, want: &ArgIs) -> bool {
         rest: false,
     };
     let values = slot_values(model, call, &slot);
-    values.is_empty()
+    (values.is_empty() && !want.required)
         || values.iter().any(|v| {
             let v = v.peel();
             let word = v.as_str().or_else(|| v.as_name()).unwrap_or(&v.text);
-            want.one_of.iter().any(|w| w == word)
+            let last = word.rsplit(['.', ':']).next().unwrap_or(word);
+            want.one_of.iter().any(|w| w == word || w == last)
         })
 }
 

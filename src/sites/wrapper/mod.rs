@@ -227,6 +227,17 @@ fn held_section(model: &FileModel, call: &Call) -> Span {
     }
 }
 
+/// Is `site` a transaction-scoped lock taken inside a transaction block that
+/// `f` itself runs (so it ends before `f` returns)?
+fn ends_inside(fa: &FileAnalysis, f: &Function, site: &LockSite) -> bool {
+    matches!(site.ttl, Ttl::Scoped(Scope::Transaction))
+        && fa.model.calls_in(Some(f.id)).any(|c| {
+            c.id != site.call
+                && c.span.contains(site.span)
+                && fa.catalog.transaction_methods.contains(&c.name)
+        })
+}
+
 /// The wrappers a file defines.
 pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usize) -> Vec<Wrapper> {
     let mut out = Vec::new();
@@ -244,6 +255,11 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
         // callback under the lock is a helper: a handler that returns a
         // helper's result is the helper's caller, not a helper itself.
         let helper = helper && (site.via.is_none() || shape.named || guard);
+        // `return sequelize.transaction(async t => { ..findOne({lock: true}).. })`:
+        // the row lock ends with the transaction, inside; callers hold nothing.
+        if !shape.named && !guard && ends_inside(fa, f, site) {
+            continue;
+        }
         let params = params_without_self(f, fa.model.language);
         let key_param = params
             .iter()
