@@ -199,7 +199,7 @@ pub fn analyze<'m>(
     let mut releases = Vec::new();
     library::analyze(model, catalog, &next, &mut sites, &mut releases);
     handles::analyze(model, catalog, &mut sites, &mut releases);
-    sql::analyze(model, catalog, &mut sites, &mut releases);
+    sql::analyze(model, catalog, &next, &mut sites, &mut releases);
     // The sites by key, in order: a release pairs with the first that fits.
     let mut by_key: HashMap<String, Vec<usize>> = HashMap::new();
     for (i, s) in sites.iter().enumerate() {

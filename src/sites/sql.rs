@@ -9,7 +9,10 @@
 use super::{resolve, LockSite, Release, SiteKind, Ttl, Wait};
 use crate::catalog::raw::SqlWait;
 use crate::catalog::{Catalog, Scope, SqlRole};
-use crate::model::{mentions, Call, Expr, ExprKind, FileModel};
+use std::collections::HashMap;
+
+use super::command::chain_end;
+use crate::model::{mentions, Call, CallId, Expr, ExprKind, FileModel, Language};
 
 /// The SQL text an argument carries, uppercased, if it is a string.
 fn sql_text(model: &FileModel, e: &Expr, func: Option<usize>) -> Option<String> {
@@ -117,6 +120,41 @@ fn squeeze(s: &str) -> String {
         .replace(" (", "(")
 }
 
+/// Words a SQL text starts with (after quotes, comments and parentheses).
+const STATEMENT_WORDS: &[&str] = &[
+    "SELECT", "WITH", "UPDATE", "DELETE", "INSERT", "FOR", "LOCK", "DO", "BEGIN", "DECLARE",
+    "PERFORM", "EXPLAIN", "CREATE", "VALUES", "FROM", "WHERE", "AND", "OR", "LIMIT", "ORDER",
+    "SET", "CALL", "EXEC", "MERGE", "UNION", "JOIN", "INNER", "LEFT",
+];
+
+/// Does the (uppercase) text read as SQL rather than prose: is its first word
+/// a statement or clause word, or is its start not in sight (a fragment joined
+/// to a base query, an interpolation)? `"failed to convert select for update
+/// query to SQL: %w"` is an error message.
+fn reads_as_sql(sql: &str) -> bool {
+    let mut rest = sql.trim_start();
+    loop {
+        let before = rest;
+        // A template's prefix and quotes (`F"`, a backtick), parentheses, comments.
+        rest = rest
+            .trim_start_matches(|c: char| "FRB\"'`(".contains(c) && rest.len() > 1)
+            .trim_start();
+        if let Some(comment) = rest.strip_prefix("--") {
+            rest = comment.split_once('\n').map_or("", |(_, r)| r).trim_start();
+        } else if let Some(comment) = rest.strip_prefix("/*") {
+            rest = comment.split_once("*/").map_or("", |(_, r)| r).trim_start();
+        }
+        if rest == before {
+            break;
+        }
+    }
+    let first: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphabetic() || *c == '_')
+        .collect();
+    first.is_empty() || STATEMENT_WORDS.contains(&first.as_str())
+}
+
 /// Does `sql` use `needle` as SQL? A function must start a word
 /// (`try_get_lock(` is not `GET_LOCK(`); a clause must sit in a statement
 /// (`"waiting for update"` in a log line is not `FOR UPDATE`).
@@ -155,6 +193,7 @@ fn uses(sql: &str, needle: &str, role: SqlRole) -> bool {
 pub fn analyze(
     model: &FileModel,
     catalog: &Catalog,
+    next: &HashMap<CallId, CallId>,
     sites: &mut Vec<LockSite>,
     releases: &mut Vec<Release>,
 ) {
@@ -174,6 +213,9 @@ pub fn analyze(
                 continue;
             };
             let sql = squeeze(&sql);
+            // In a `.sql` file every text is SQL; a host language's string may
+            // be an error message naming the statement.
+            let prose_ok = model.language == Language::Sql;
             if let Some(unlock) = catalog
                 .sql
                 .iter()
@@ -194,11 +236,14 @@ pub fn analyze(
                         row_claim(&sql, &q.claimants)
                     } else {
                         uses(&sql, &q.needle, q.role)
+                            && (prose_ok || !q.needle.starts_with("FOR ") || reads_as_sql(&sql))
                     }
             }) else {
                 continue;
             };
             let scope = lock.scope.unwrap_or(Scope::Transaction);
+            // A built statement runs later: the lock is taken where it runs.
+            let run = built_and_run(model, next, call).unwrap_or(call);
             // `CREATE FUNCTION ... pg_try_advisory_lock(..) ...`: the routine's
             // lock is written here and taken whenever it runs, not by this
             // statement, so nothing about this call's result, wait or release.
@@ -234,11 +279,66 @@ pub fn analyze(
                     "SQL text calls {}",
                     lock.needle.trim_end_matches('(')
                 )],
-                ..LockSite::base(call.id, call.span, call.func, SiteKind::Sql)
+                ..LockSite::base(run.id, run.span, run.func, SiteKind::Sql)
             });
             break;
         }
     }
+}
+
+/// Methods that turn a query builder into SQL text (squirrel `ToSql()`,
+/// jOOQ `getSQL()`, a Java builder's `build()` / `toString()`).
+const BUILD_METHODS: &[&str] = &[
+    "ToSql", "ToSQL", "toSql", "toSQL", "Build", "build", "getSQL", "getSql", "toString",
+];
+
+/// Words of a method that runs a query (`GetContext`, `QueryRowContext`,
+/// `execute`, `fetch_one`, `queryForObject`).
+const RUN_WORDS: &[&str] = &["exec", "execute", "query", "get", "select", "fetch", "run"];
+
+/// Where a statement built with a lock clause runs, when the call that holds
+/// the text does not run it: `stmt := sq.Select(..).Suffix("FOR UPDATE")`, then
+/// `query, args, err := stmt.ToSql()`, then `db.GetContext(ctx, dst, query,
+/// args...)`; `ps = conn.prepareStatement(sql)`, then `ps.executeQuery()`. The
+/// value, bound to a name, is followed to the first later call of its function
+/// that uses it: a query method taking it or called on it, or a build method
+/// on it, then the first later call taking what that returned.
+fn built_and_run<'m>(
+    model: &'m FileModel,
+    next: &HashMap<CallId, CallId>,
+    call: &Call,
+) -> Option<&'m Call> {
+    let runs = |c: &Call| {
+        resolve::words(&c.name)
+            .iter()
+            .any(|w| RUN_WORDS.contains(&w.as_str()))
+    };
+    // `db.QueryRow("... FOR UPDATE")` runs where it is written.
+    if runs(call) {
+        return None;
+    }
+    let end = model.call(chain_end(next, call.id));
+    let name = end.usage.bound()?;
+    // An argument that reads the name (not a message that says "query").
+    let takes = |c: &Call, name: &str| {
+        c.args.iter().any(|a| {
+            !matches!(a.value.peel().kind, ExprKind::Str(_) | ExprKind::Template)
+                && mentions(&a.value.text, name)
+        })
+    };
+    let on = |c: &Call, name: &str| c.receiver.as_deref().is_some_and(|r| r.text == name);
+    let after = |at: usize| model.calls_in(call.func).filter(move |c| c.span.start > at);
+    let first = after(end.span.end).find(|c| takes(c, name) || on(c, name))?;
+    // Taken by a query method, or run itself (`ps = conn.prepareStatement(..)`,
+    // then `ps.executeQuery()`).
+    if runs(first) {
+        return Some(first);
+    }
+    if takes(first, name) || !BUILD_METHODS.contains(&first.name.as_str()) {
+        return None;
+    }
+    let built = first.usage.bound()?;
+    after(first.span.end).find(|c| takes(c, built))
 }
 
 /// The arguments written inside a lock function call in SQL text:
@@ -366,7 +466,7 @@ fn row_claim(sql: &str, stems: &[String]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{row_claim, squeeze, uses, SqlRole};
+    use super::{reads_as_sql, row_claim, squeeze, uses, SqlRole};
 
     /// `row_claim` with the built-in catalog's claimant stems.
     fn claim(sql: &str) -> bool {
@@ -429,6 +529,20 @@ mod tests {
         ));
         assert!(!uses("SELECT TRY_GET_LOCK(?)", "GET_LOCK(", acquire));
         assert!(!uses("WAITING FOR UPDATE", "FOR UPDATE", acquire));
+        // Error messages name the statement they wrap.
+        assert!(!reads_as_sql(
+            "FAILED TO CONVERT SELECT FOR UPDATE QUERY TO SQL: %W"
+        ));
+        assert!(!reads_as_sql("THE SELECT FOR UPDATE QUERY FAILED"));
+        // SQL after a comment, a template's quote, or a parenthesis.
+        assert!(reads_as_sql(
+            "-- NAME: CLAIMJOB :ONE\nSELECT * FROM JOBS FOR UPDATE SKIP LOCKED"
+        ));
+        assert!(reads_as_sql("`\n  SELECT * FROM T FOR UPDATE`"));
+        assert!(reads_as_sql(
+            "F\"SELECT * FROM T WHERE ID = {ID} FOR UPDATE\""
+        ));
+        assert!(reads_as_sql("(SELECT ID FROM T WHERE ID = ? FOR UPDATE)"));
         assert!(uses(
             "SELECT * FROM JOBS FOR UPDATE SKIP LOCKED",
             "FOR UPDATE",

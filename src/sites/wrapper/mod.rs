@@ -143,10 +143,15 @@ impl<'f> Shape<'f> {
                 .last()
         });
         // The method's own name: every method of a `LeaseManager` is not a lock helper.
-        let named = resolve::words(simple_name(&f.name)).iter().any(|w| {
+        // A row-lock helper says so (`FindForUpdate`, `get_for_share`): its lock
+        // outlives it in the caller's transaction.
+        let words = resolve::words(simple_name(&f.name));
+        let named = words.iter().any(|w| {
             fa.catalog.lock_words.contains(w)
                 || matches!(w.as_str(), "acquire" | "lock" | "locked" | "locking")
-        });
+        }) || words
+            .windows(2)
+            .any(|w| w[0] == "for" && matches!(w[1].as_str(), "update" | "share"));
         Shape {
             params,
             last_param_call,
