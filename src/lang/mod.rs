@@ -151,3 +151,50 @@ pub(crate) fn simple_params(node: Node, src: &str) -> Vec<Param> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::lower;
+    use crate::model::Language;
+
+    /// A class's declared bases, by last name, type arguments left out.
+    #[test]
+    fn class_bases() {
+        let cases = [
+            (
+                Language::Ruby,
+                "class DigestJob < ApplicationJob\n  def perform; end\nend\n",
+                "DigestJob",
+                vec!["ApplicationJob"],
+            ),
+            (
+                Language::Python,
+                "class ActualLock(lock.Lock, metaclass=Meta):\n    pass\n",
+                "ActualLock",
+                vec!["Lock", "Meta"],
+            ),
+            (
+                Language::Java,
+                "class Jobs extends Base<Job> implements Runnable, Closeable { }\n",
+                "Jobs",
+                vec!["Base", "Runnable", "Closeable"],
+            ),
+            (
+                Language::TypeScript,
+                "class Runner extends BaseRunner<T> implements Job {}\n",
+                "Runner",
+                vec!["BaseRunner", "Job"],
+            ),
+        ];
+        for (language, src, class, want) in cases {
+            let model = lower(language, src, false).expect("parses");
+            assert_eq!(
+                model.supers.get(class),
+                Some(&want.iter().map(|s| s.to_string()).collect()),
+                "{src}"
+            );
+        }
+        let plain = lower(Language::Ruby, "class Plain\nend\n", false).expect("parses");
+        assert!(plain.supers.is_empty());
+    }
+}

@@ -458,6 +458,9 @@ pub struct FileModel {
     /// Code that exists only for tests inside a production file (Rust
     /// `#[cfg(test)]` modules, `#[test]` functions): findings there are test findings.
     pub test_regions: Vec<Span>,
+    /// Each class's declared bases by last name (`EmailDeletionJob` ->
+    /// `ApplicationJob`; `ActualLock(Lock)` -> `Lock`; `extends`, `implements`).
+    pub supers: HashMap<String, Vec<String>>,
     /// `assigns` by target name, built on first [`FileModel::lookup`]: lookups
     /// run per argument, so a linear search would make dense files quadratic.
     /// Reset it after changing `assigns`.
@@ -498,7 +501,15 @@ impl FileModel {
             exits: Vec::new(),
             conditionals: Vec::new(),
             test_regions: Vec::new(),
+            supers: HashMap::new(),
         }
+    }
+
+    /// Does class `class` of this file name `base` among its declared bases?
+    pub fn extends(&self, class: &str, base: &str) -> bool {
+        self.supers
+            .get(class)
+            .is_some_and(|b| b.iter().any(|s| s == base))
     }
 
     /// Records a block under `parent`; returns its id.

@@ -61,6 +61,17 @@ impl Lowerer<'_> {
         });
         match (key, take_expr(&mut children, value_f)) {
             (Some(k), Some(v)) => Lowered::Pair(k, v),
+            // Ruby 3.1 shorthand `timeout_seconds:` passes the local or method
+            // of that name.
+            (Some(k), None) => {
+                let name = k.text.trim_end_matches(':').to_string();
+                let v = Expr {
+                    kind: ExprKind::Name(name.clone()),
+                    text: name,
+                    span: k.span,
+                };
+                Lowered::Pair(k, v)
+            }
             _ => Lowered::Nothing,
         }
     }

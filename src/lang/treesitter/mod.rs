@@ -173,6 +173,47 @@ impl<'a> Lowerer<'a> {
             .map(|n| self.src[n.byte_range()].to_string())
     }
 
+    /// The bases a class declaration names between its name and its body
+    /// (`< ApplicationJob`, `(Lock)`, `extends MyLock implements Closeable`),
+    /// each by its last name segment, type arguments left out.
+    fn bases(&self, node: Node) -> Vec<String> {
+        let Some(name) = node.child_by_field_name("name") else {
+            return Vec::new();
+        };
+        let end = node
+            .child_by_field_name("body")
+            .map(|b| b.start_byte())
+            .unwrap_or_else(|| {
+                let rest = self.src.get(name.end_byte()..node.end_byte()).unwrap_or("");
+                name.end_byte() + rest.find('\n').unwrap_or(rest.len())
+            });
+        let header = self.src.get(name.end_byte()..end).unwrap_or("");
+        let mut out = Vec::new();
+        let mut word = String::new();
+        // Type arguments (`Base<T>`, `Handler[T]`) open right after a name.
+        let mut depth = 0usize;
+        let mut prev = ' ';
+        for c in header.chars().chain(std::iter::once(' ')) {
+            if c.is_alphanumeric() || matches!(c, '_' | '.' | ':') {
+                word.push(c);
+            } else {
+                let last = word.rsplit(['.', ':']).next().unwrap_or("");
+                let keyword = matches!(last, "extends" | "implements" | "object" | "metaclass");
+                if depth == 0 && !keyword && last.starts_with(char::is_alphabetic) {
+                    out.push(last.to_string());
+                }
+                word.clear();
+                if matches!(c, '<' | '[') && (prev.is_alphanumeric() || prev == '_') {
+                    depth += 1;
+                } else if matches!(c, '>' | ']') {
+                    depth = depth.saturating_sub(1);
+                }
+            }
+            prev = c;
+        }
+        out
+    }
+
     fn text(&self, node: Node) -> String {
         abbreviate(&self.src[node.byte_range()])
     }
@@ -217,8 +258,12 @@ impl<'a> Lowerer<'a> {
                 frame.pushed_func = true;
             }
             Opens::Class => {
-                self.class_stack
-                    .push(self.name_of(node).unwrap_or_default());
+                let name = self.name_of(node).unwrap_or_default();
+                let bases = self.bases(node);
+                if !name.is_empty() && !bases.is_empty() {
+                    self.model.supers.insert(name.clone(), bases);
+                }
+                self.class_stack.push(name);
                 frame.pushed_class = true;
             }
             Opens::Closure if field == Some("value") && self.named_closure(parent).is_some() => {

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{resolve, simple_name, Wrapper};
+use super::{class_of, resolve, simple_name, Wrapper};
 use crate::lang::profile::profile;
 use crate::model::{Call, FileModel, Language};
 
@@ -169,6 +169,13 @@ fn mixes_in(model: &FileModel, module: &str) -> bool {
     })
 }
 
+/// Is `call` made in a method of a class that declares `class` as a base?
+fn inherits(model: &FileModel, call: &Call, class: &str) -> bool {
+    call.func
+        .and_then(|f| class_of(&model.functions[f].name))
+        .is_some_and(|own| model.extends(own, class))
+}
+
 /// Does `model` import `class` by name (`import { Runner } from ..`,
 /// `from locks import Runner`, `import a.b.Runner;`)?
 fn imports_class(model: &FileModel, class: &str) -> bool {
@@ -202,7 +209,14 @@ pub(super) fn calls_wrapper(
                 named && p.split('.').any(|seg| seg == w.stem)
             }))
         .then_some(3)
-        .or_else(|| w.class.as_deref().filter(|c| mixes_in(model, c)).map(|_| 2)),
+        .or_else(|| {
+            // A module mixed in, or a base class's method called bare from a
+            // subclass (`run_with_advisory_lock(..)` in `class X < ApplicationJob`).
+            w.class
+                .as_deref()
+                .filter(|c| mixes_in(model, c) || inherits(model, call, c))
+                .map(|_| 2)
+        }),
         Some(r) => {
             let last = r
                 .rsplit(['.', ':'])
@@ -224,8 +238,9 @@ pub(super) fn calls_wrapper(
                 && path.parent() != Some(w.dir.as_path());
             if own {
                 // An inherited helper: `this.withLock(..)` in a subclass.
-                (model.function_named(&w.name).is_none() && imports_class(model, class))
-                    .then_some(2)
+                (model.function_named(&w.name).is_none()
+                    && (imports_class(model, class) || inherits(model, call, class)))
+                .then_some(2)
             } else {
                 // A type of the wrapper's package, or of a package above it (an
                 // interface beside its implementation's folder) by its very name;
