@@ -36,7 +36,16 @@ pub(super) fn library_gate(
             // `m *redsync.Mutex`): a package-qualified type as written, since
             // its bare name (`Mutex`) is every in-process mutex's.
             ApiKind::Lock(spec) => {
-                operations.extend(names);
+                // A call that is the lock only with a required argument
+                // (`findOne({lock: t.LOCK.UPDATE})`, `setLock("pessimistic_write")`)
+                // is named by that argument: its keyword, else its words.
+                match api.arg_is.as_ref().filter(|a| a.required) {
+                    Some(a) => match &a.kw {
+                        Some(kw) => operations.push(kw.clone()),
+                        None => operations.extend(a.one_of.iter().cloned()),
+                    },
+                    None => operations.extend(names),
+                }
                 let types = spec.handle_types.iter();
                 operations.extend(types.map(|t| match t.matches('.').count() {
                     1 => t.clone(),
