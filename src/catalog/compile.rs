@@ -147,6 +147,8 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 .extend(v.marker_words.iter().map(|w| w.to_ascii_lowercase()));
             cat.value_words
                 .extend(v.value_words.iter().map(|w| w.to_ascii_lowercase()));
+            cat.window_words
+                .extend(v.window_words.iter().map(|w| w.to_ascii_lowercase()));
             cat.in_memory_constructors
                 .extend(v.in_memory_constructors.iter().cloned());
             cat.watch_methods.extend(v.watch_methods.iter().cloned());
@@ -223,7 +225,13 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
         }
         let apis: Vec<&Api> = cat.apis.iter().filter(|a| a.library == library).collect();
         let name = &cat.libraries[library].name;
-        let gate = gates::library_gate(name, language, &raw.triggers, &apis, &cat.commands);
+        let gate = gates::library_gate(
+            name,
+            language,
+            &raw.triggers,
+            &apis,
+            (&cat.commands, &cat.watch_methods),
+        );
         cat.gates.push(gate);
     }
     cat.triggers.sort();

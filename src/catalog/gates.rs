@@ -22,7 +22,7 @@ pub(super) fn library_gate(
     language: Language,
     triggers: &[String],
     apis: &[&Api],
-    commands: &HashMap<String, CommandSpec>,
+    (commands, watch): (&HashMap<String, CommandSpec>, &[String]),
 ) -> Gate {
     let mut operations = Vec::new();
     for api in apis {
@@ -59,9 +59,11 @@ pub(super) fn library_gate(
                 match (spec.role, &spec.acquire_when) {
                     // `set(k, v, nx=True)`, `Rails.cache.write(k, v, unless_exist: true)`:
                     // the flag, as a word or as its keyword; `setIfAbsent` names it itself.
+                    // A SET whose key was WATCHed is a check-and-set without the flag.
                     (CommandRole::Acquire, Some(flag)) if !api.fixed_flags.contains(flag) => {
                         operations.push(flag.clone());
                         operations.extend(api.flags.get(flag).and_then(|s| s.kw.clone()));
+                        operations.extend(watch.iter().cloned());
                     }
                     (CommandRole::Acquire | CommandRole::Script | CommandRole::Release, _) => {
                         operations.extend(names)

@@ -176,6 +176,7 @@ pub struct Catalog {
     pub lock_words: Vec<String>,
     pub marker_words: Vec<String>,
     pub value_words: Vec<String>,
+    pub window_words: Vec<String>,
     pub in_memory_constructors: Vec<String>,
     pub watch_methods: Vec<String>,
     pub log_methods: Vec<String>,

@@ -328,6 +328,10 @@ pub struct RawVocabulary {
     /// says so and no lock word does: not a lock.
     #[serde(default)]
     pub value_words: Vec<String>,
+    /// Words that mark a `SET NX` as a throttle window (`cooldown`,
+    /// `interval`) when its key or its TTL says so and no lock word does.
+    #[serde(default)]
+    pub window_words: Vec<String>,
     /// Methods that start an optimistic transaction on a key (`watch`): a
     /// GET-compare-DEL after one is checked by the server at EXEC.
     #[serde(default)]

@@ -43,7 +43,11 @@ declare_rule! {
     /// Releases in `finally`/`ensure`/`defer`, guard forms, returns on the
     /// not-acquired path (`if !ok { return }`), releases in another function
     /// (the path cannot be followed), raw `SET NX` markers that are left to
-    /// expire, and handles returned or stored for release elsewhere.
+    /// expire, handles returned or stored for release elsewhere (a field, a
+    /// map on `self`), a session lock whose connection is kept in a field or
+    /// returned (its owner closes the session), and a lock object built,
+    /// acquired and dropped in one expression with a lease
+    /// (`Lock(r, key, timeout=60).acquire()`: only the lease can end it).
     /// De-duplication markers (class `marker`: a `SET NX` key such as
     /// `trace:{id}:seen` that records that something happened, not a lock).
     RULE {
@@ -122,17 +126,65 @@ fn release_when_not_acquired(
 }
 
 /// The handle leaves the function (returned, stored on an object, passed on):
-/// it may be released elsewhere.
-fn escapes(model: &FileModel, site: &LockSite) -> bool {
-    let Some(h) = site.handle.as_deref() else {
-        return false;
-    };
-    h.contains('.')
-        || h.starts_with('@')
+/// it may be released elsewhere. For a session lock the session is the
+/// handle: a connection kept in a field (`apl.lockConn = conn`) is closed,
+/// and the lock with it, by whoever owns the field.
+fn escapes(fa: &FileAnalysis, site: &LockSite) -> bool {
+    let model = fa.model;
+    let session = matches!(site.ttl, Ttl::Scoped(Scope::Session))
+        .then(|| model.call(site.call).receiver.as_deref())
+        .flatten()
+        .and_then(|r| r.peel().as_name());
+    // A connection passed to a call is lent for a query, not handed over; a
+    // session on a pooled field's connection (`p.db`) stays with the pool.
+    site.handle.as_deref().is_some_and(|h| {
+        kept(model, site, h)
+            || model.calls_in(site.func).any(|c| {
+                c.span.start > site.span.end
+                    && !fa.catalog.log_methods.contains(&c.name)
+                    && c.args.iter().any(|a| mentions(&a.value.text, h))
+            })
+    }) || session.is_some_and(|s| {
+        !stored(s)
+            && (model.exits_in(site.func).any(|e| returns(&e.value, s))
+                || stored_later(model, site, s))
+    })
+}
+
+/// `return conn` / `return conn, nil`: the value itself, not a call that uses it.
+fn returns(value: &str, h: &str) -> bool {
+    value
+        .split(',')
+        .any(|v| v.trim().trim_start_matches('&') == h)
+}
+
+fn stored_later(model: &FileModel, site: &LockSite, h: &str) -> bool {
+    model
+        .assigns_in(site.func)
+        .any(|a| a.span.start > site.span.end && stored(&a.target) && mentions(&a.value.text, h))
+}
+
+/// A field or an entry of one (`self.lock`, `self._locks[k]`, `@lock`).
+fn stored(target: &str) -> bool {
+    target.contains(['.', '[']) || target.starts_with('@')
+}
+
+/// `h` outlives the function: it is a field, or it is returned or stored in one.
+fn kept(model: &FileModel, site: &LockSite, h: &str) -> bool {
+    stored(h)
         || model.exits_in(site.func).any(|e| mentions(&e.value, h))
-        || model.calls_in(site.func).any(|c| {
-            c.span.start > site.span.end && c.args.iter().any(|a| mentions(&a.value.text, h))
-        })
+        || stored_later(model, site, h)
+}
+
+/// A lock object built, acquired and dropped in one expression
+/// (`Lock(r, key, timeout=60).acquire()`): nothing can release it but its
+/// lease, so with a lease it is left to expire on purpose.
+fn left_to_expire(model: &FileModel, site: &LockSite) -> bool {
+    let built = model.call(site.call);
+    let object_dropped = built
+        .receiver_call()
+        .is_some_and(|inner| model.call(inner).usage.bound().is_none());
+    object_dropped && matches!(site.ttl, Ttl::Given(_))
 }
 
 /// What keeps an unreleased lock held, in the message's words.
@@ -160,7 +212,7 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
             continue;
         }
         if site.releases.is_empty() {
-            if site.expects_release && !escapes(model, site) {
+            if site.expects_release && !escapes(fa, site) && !left_to_expire(model, site) {
                 let f = Finding::new(
                     &RULE,
                     site.span,

@@ -102,7 +102,24 @@ fn marker(fa: &FileAnalysis, site: &LockSite, built: &str) -> Option<String> {
             "key mentions \"{word}\": a de-duplication marker, not a lock"
         ));
     }
-    written_value(fa, site)
+    window(fa, site, &texts).or_else(|| written_value(fa, site))
+}
+
+/// A `SET NX EX interval` whose key or TTL names a window (`window-words`), no
+/// lock word in either: a throttle that lets one caller through per window.
+fn window(fa: &FileAnalysis, site: &LockSite, keys: &[&str]) -> Option<String> {
+    let ttl = match &site.ttl {
+        super::Ttl::Given(Some(e)) => e.text.as_str(),
+        _ => return None,
+    };
+    if super::lock_words(fa.catalog, &[ttl]).is_some() {
+        return None;
+    }
+    let texts: Vec<&str> = keys.iter().copied().chain([ttl]).collect();
+    let word = super::first_word(&fa.catalog.window_words, &texts)?;
+    Some(format!(
+        "key or TTL mentions \"{word}\": a throttle window left to expire, not a lock"
+    ))
 }
 
 /// Is `site` a cache entry or a counter's start value written if absent

@@ -94,6 +94,7 @@ pub fn analyze<'m>(
         }
     }
     let got: std::cell::OnceCell<HashSet<String>> = std::cell::OnceCell::new();
+    let watches = std::cell::OnceCell::new();
     let mut sites = Vec::new();
     let discarded =
         |c: &Command| model.call(command::chain_end(&next, c.call)).usage == Usage::Discarded;
@@ -104,14 +105,32 @@ pub fn analyze<'m>(
         let Some(spec) = catalog.command(&cmd.name) else {
             continue;
         };
+        let (key, key_text) = key_of(cmd);
+        let mut evidence = cmd.evidence.clone();
+        // Contention aborts a WATCHed transaction at EXEC (redis-py `WatchError`,
+        // go-redis `TxFailedErr`): the SET's own reply decides nothing.
+        let mut watched = false;
         if spec
             .acquire_when
             .as_deref()
             .is_some_and(|f| !cmd.has_flag(f))
         {
-            continue;
+            // `WATCH k`, `GET k`, then `MULTI` / `SET k`: the transaction aborts when
+            // another client set the key first, a check-and-set. A lock when the key
+            // names one (the same shape updates counters and balances too).
+            let written = key.as_ref().map_or("", |k| k.text.as_str());
+            let lock_key = lock_words(catalog, &[written, &key_text]).is_some();
+            let watched_at = watches
+                .get_or_init(|| watched_keys(model, catalog))
+                .get(&(func_of(cmd), key_text.clone()))
+                .is_some_and(|&at| at < cmd.span.start);
+            if key_text.is_empty() || !lock_key || !watched_at {
+                continue;
+            }
+            evidence =
+                "the key is WATCHed before this SET: a check-and-set in a transaction".into();
+            watched = true;
         }
-        let (key, key_text) = key_of(cmd);
         let given = spec
             .expiry
             .iter()
@@ -190,9 +209,9 @@ pub fn analyze<'m>(
             ttl,
             ttl_ms,
             separate_expire,
-            try_acquire: true,
-            contention_error: api.contention_error,
-            evidence: vec![cmd.evidence.clone()],
+            try_acquire: !watched,
+            contention_error: api.contention_error || watched,
+            evidence: vec![evidence],
             ..LockSite::base(cmd.call, cmd.span, func_of(cmd), SiteKind::Command)
         });
     }
@@ -202,8 +221,18 @@ pub fn analyze<'m>(
     sql::analyze(model, catalog, &next, &mut sites, &mut releases);
     // The sites by key, in order: a release pairs with the first that fits.
     let mut by_key: HashMap<String, Vec<usize>> = HashMap::new();
+    // And by the same-file helper that builds their key, for a release whose
+    // arguments are spelled differently (`_lock_id(q, ds_id)` vs `_lock_id(q, ds.id)`).
+    let mut by_helper: HashMap<FuncId, usize> = HashMap::new();
     for (i, s) in sites.iter().enumerate() {
         by_key.entry(s.key_text.clone()).or_default().push(i);
+        if let Some(h) = s
+            .key
+            .as_ref()
+            .and_then(|k| resolve::key_family(model, k, s.func))
+        {
+            by_helper.entry(h.id).or_insert(i);
+        }
     }
     for (ci, cmd) in cmds.iter().enumerate() {
         if roles[ci] != Some(CommandRole::Release) {
@@ -223,11 +252,17 @@ pub fn analyze<'m>(
             let key_text = resolved.text.clone();
             // An unbound name (a parameter) only means the same key within one function.
             let local_only = resolved.as_name().is_some();
-            let paired = by_key.get(&key_text).and_then(|found| {
-                found.iter().copied().find(|&i| {
-                    !key_text.is_empty() && (!local_only || sites[i].func == func_of(cmd))
+            let paired = by_key
+                .get(&key_text)
+                .and_then(|found| {
+                    found.iter().copied().find(|&i| {
+                        !key_text.is_empty() && (!local_only || sites[i].func == func_of(cmd))
+                    })
                 })
-            });
+                .or_else(|| {
+                    let helper = resolve::key_family(model, key, func_of(cmd))?;
+                    by_helper.get(&helper.id).copied()
+                });
             let lock_evidence = match paired {
                 Some(i) => Some(format!("same key as the {} acquisition", sites[i].command)),
                 None => lock_words(
@@ -271,6 +306,24 @@ pub fn analyze<'m>(
     };
     classify_all(&mut fa, 0, classify);
     fa
+}
+
+/// Where each (function, key) is first WATCHed (`pipe.watch(k)`, `rdb.Watch(ctx, fn, k)`
+/// takes its keys after the callback: any argument that resolves to a key counts).
+fn watched_keys(model: &FileModel, catalog: &Catalog) -> HashMap<(Option<FuncId>, String), usize> {
+    let mut out: HashMap<(Option<FuncId>, String), usize> = HashMap::new();
+    for c in model
+        .calls
+        .iter()
+        .filter(|c| catalog.watch_methods.contains(&c.name))
+    {
+        for a in &c.args {
+            let text = resolve::key_text(model, &a.value, c.func);
+            let at = out.entry((c.func, text)).or_insert(c.span.start);
+            *at = (*at).min(c.span.start);
+        }
+    }
+    out
 }
 
 /// Classifies the sites from `first` on (see [`classify`]).

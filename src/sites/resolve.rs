@@ -57,11 +57,7 @@ pub fn is_self(model: &FileModel, func: Option<FuncId>, name: &str) -> bool {
 /// helper's only `return` (`formatKey(key)` -> `String.format(IDEMPOTENT, key)`),
 /// for the words a key is judged by. `None` for anything else.
 pub fn helper_text<'m>(model: &'m FileModel, e: &'m Expr, func: Option<FuncId>) -> Option<&'m str> {
-    let ExprKind::Call(id) = resolve(model, e, func).kind else {
-        return None;
-    };
-    let call = model.call(id);
-    let helper = model.function_named(&call.name)?;
+    let helper = key_helper(model, e, func)?;
     let mut returns = model
         .exits_in(Some(helper.id))
         .filter(|x| x.kind == ExitKind::Return);
@@ -69,6 +65,41 @@ pub fn helper_text<'m>(model: &'m FileModel, e: &'m Expr, func: Option<FuncId>) 
         (Some(only), None) if !only.value.is_empty() => Some(only.value.as_str()),
         _ => None,
     }
+}
+
+/// The function of this file that builds the key (`_job_lock_id(q, ds.id)`).
+pub fn key_helper<'m>(
+    model: &'m FileModel,
+    e: &'m Expr,
+    func: Option<FuncId>,
+) -> Option<&'m crate::model::Function> {
+    let ExprKind::Call(id) = resolve(model, e, func).kind else {
+        return None;
+    };
+    model.function_named(&model.call(id).name)
+}
+
+/// [`key_helper`] when its arguments are only values (names, fields): two such
+/// calls name the same family of keys however the values are spelled. A text
+/// argument picks the family itself (`_key(f"seen:{id}")` vs `_key(f"processing:{id}")`).
+pub fn key_family<'m>(
+    model: &'m FileModel,
+    e: &'m Expr,
+    func: Option<FuncId>,
+) -> Option<&'m crate::model::Function> {
+    let ExprKind::Call(id) = resolve(model, e, func).kind else {
+        return None;
+    };
+    let texts = model.call(id).args.iter().any(|a| {
+        matches!(
+            a.value.peel().kind,
+            ExprKind::Str(_) | ExprKind::Template | ExprKind::Binary { .. }
+        )
+    });
+    if texts {
+        return None;
+    }
+    key_helper(model, e, func)
 }
 
 /// The text that identifies a key across calls: the resolved expression's text.
