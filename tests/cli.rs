@@ -84,6 +84,17 @@ fn explain_by_code_and_name() {
 }
 
 #[test]
+fn explain_kinds_says_which_rules_apply_to_markers() {
+    lock_audit()
+        .args(["explain", "marker"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("## marker"))
+        .stdout(predicate::str::contains("throttle window"))
+        .stdout(predicate::str::contains("LA101 and LA102"));
+}
+
+#[test]
 fn rules_lists_every_rule() {
     lock_audit().arg("rules").assert().code(0).stdout(
         predicate::str::contains("LA101").and(predicate::str::contains("unchecked-release")),
@@ -349,7 +360,7 @@ fn cargo_subcommand_help_names_its_options() {
 /// `explain` ends in one newline; `rules` columns fit their longest entry.
 #[test]
 fn explain_and_rules_output_is_tidy() {
-    for id in ["LA201", "config", "catalog"] {
+    for id in ["LA201", "config", "catalog", "kinds"] {
         let out = lock_audit().args(["explain", id]).output().unwrap();
         let text = String::from_utf8(out.stdout).unwrap();
         assert!(text.ends_with('\n') && !text.ends_with("\n\n"), "{id}");

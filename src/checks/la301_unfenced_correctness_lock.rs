@@ -54,7 +54,9 @@ declare_rule! {
     /// Efficiency and unclassified locks; writes guarded as above; session or
     /// transaction-bound database locks (`pg_advisory_lock`, `FOR UPDATE`)
     /// whose writes go through the same connection: the database ends lock
-    /// and writes together.
+    /// and writes together. A de-duplication marker set under the lock before
+    /// the write (`SET payout:{id}:sent 1 NX EX 86400`) is an idempotency key
+    /// for it.
     RULE {
         code: "LA301",
         name: "unfenced-correctness-lock",

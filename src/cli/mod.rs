@@ -43,7 +43,7 @@ pub enum Command {
     /// Print a rule's documentation (what it flags, why it breaks, what to do
     /// instead), or every key of the config file or of the catalog.
     Explain {
-        /// A rule code (`LA201`) or name (`unchecked-release`), `config` or `catalog`.
+        /// A rule code (`LA201`) or name (`unchecked-release`), `config`, `catalog` or `kinds`.
         rule: String,
     },
     /// List every rule with its code, name, default severity and summary.

@@ -30,7 +30,7 @@ use std::path::Path;
 use crate::catalog::raw::DurationUnit;
 use crate::catalog::{Catalog, CommandRole};
 use crate::lang::profile::profile;
-use crate::model::{Expr, FileModel, FuncId, Language, Usage};
+use crate::model::{Expr, FileModel, FuncId, Language, Span, Usage};
 use command::Command;
 
 /// The name other files import `path` by: its stem, or the folder's name
@@ -348,6 +348,40 @@ fn classify_all(fa: &mut FileAnalysis, first: usize, user: &classify::UserClasse
         site.class = user.settle(class, line, &mut evidence);
         site.class_evidence = evidence;
         site.effects = effects;
+    }
+    marked_writes(fa, first);
+}
+
+/// A de-duplication marker set under a lock before a write
+/// (`SET payout:{id}:sent 1 NX EX 86400`, pay only if it was set) is the
+/// write's idempotency key: a second holder finds it and writes nothing.
+fn marked_writes(fa: &mut FileAnalysis, first: usize) {
+    let mut markers: HashMap<Option<FuncId>, Vec<Span>> = HashMap::new();
+    for m in fa.sites.iter().filter(|m| m.class == Class::Marker) {
+        if classify::written_value(fa, m).is_none() {
+            markers.entry(m.func).or_default().push(m.span);
+        }
+    }
+    if markers.is_empty() {
+        return;
+    }
+    for spans in markers.values_mut() {
+        spans.sort_by_key(|s| s.start);
+    }
+    for site in fa.sites[first..].iter_mut() {
+        let Some(spans) = markers.get(&site.func) else {
+            continue;
+        };
+        // The first marker inside the section; it ends before a write or none does.
+        let at = spans.partition_point(|s| s.start < site.section.start);
+        let Some(marker) = spans.get(at).filter(|s| site.section.contains(**s)) else {
+            continue;
+        };
+        for e in site.effects.iter_mut() {
+            if e.write && e.protection.is_none() && marker.end <= e.span.start {
+                e.protection = Some(effects::Protection::IdempotencyKey);
+            }
+        }
     }
 }
 
