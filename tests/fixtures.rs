@@ -392,14 +392,8 @@ fn every_library_has_fixtures() {
     );
 }
 
-/// One finding per (rule, site, anchor): the same problem is never reported
-/// twice, e.g. for same-named variables in two closures of one method.
-#[test]
-fn no_finding_is_reported_twice() {
-    let catalog = Catalog::builtin().expect("built-in catalog loads");
-    let settings = all_rules();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-    let report = check(&[root], &catalog, &settings);
+/// Findings of `report` that repeat an earlier (rule, site, anchor).
+fn reported_twice(report: &lock_audit::Report) -> Vec<String> {
     let mut twice = Vec::new();
     for file in &report.files {
         let mut seen = std::collections::BTreeSet::new();
@@ -412,6 +406,41 @@ fn no_finding_is_reported_twice() {
                 ));
             }
         }
+    }
+    twice
+}
+
+/// One finding per (rule, site, anchor): the same problem is never reported
+/// twice, e.g. for same-named variables in two closures of one method.
+#[test]
+fn no_finding_is_reported_twice() {
+    let catalog = Catalog::builtin().expect("built-in catalog loads");
+    let settings = all_rules();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let twice = reported_twice(&check(&[root], &catalog, &settings));
+    assert!(
+        twice.is_empty(),
+        "findings reported twice:\n{}",
+        twice.join("\n")
+    );
+}
+
+/// The same over the field corpus's trees when they are extracted
+/// (`python3 field/score.py extract`; `LOCK_AUDIT_FIELD`, else /tmp/field):
+/// real code has shapes no fixture thought of.
+#[test]
+fn no_finding_is_reported_twice_on_the_field_corpus() {
+    let dir = std::env::var_os("LOCK_AUDIT_FIELD")
+        .map_or_else(|| PathBuf::from("/tmp/field"), PathBuf::from);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        eprintln!("no field corpus at {}: skipped", dir.display());
+        return;
+    };
+    let catalog = Catalog::builtin().expect("built-in catalog loads");
+    let settings = all_rules();
+    let mut twice = Vec::new();
+    for tree in entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()) {
+        twice.extend(reported_twice(&check(&[tree], &catalog, &settings)));
     }
     assert!(
         twice.is_empty(),

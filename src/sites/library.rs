@@ -484,6 +484,10 @@ pub fn analyze(
     sites: &mut Vec<LockSite>,
     releases: &mut Vec<Release>,
 ) {
+    // One site per acquiring call: `lock.Lock()` where `lock` came from
+    // `LockOpts(..)` on one branch and `LockKey(k)` on the other is one
+    // acquisition (the first factory's, given the other's key if it has none).
+    let mut on_use: HashMap<Span, usize> = HashMap::new();
     for call in &model.calls {
         let Some((api_id, evidence)) = match_api(model, catalog, call) else {
             continue;
@@ -519,7 +523,18 @@ pub fn analyze(
             for c in &model.calls {
                 if let Some(m) = acquire_method(spec, c).filter(|_| object.is_receiver_of(model, c))
                 {
-                    sites.push(cx.site(call, c, Some(m), c.span));
+                    let site = cx.site(call, c, Some(m), c.span);
+                    match on_use.get(&c.span) {
+                        Some(&i) if sites[i].key.is_none() => {
+                            sites[i].key = site.key;
+                            sites[i].key_text = site.key_text;
+                        }
+                        Some(_) => {}
+                        None => {
+                            on_use.insert(c.span, sites.len());
+                            sites.push(site);
+                        }
+                    }
                 }
             }
             for (name, span) in &model.guard_names {
