@@ -5,6 +5,7 @@
 //! - `dense.py`: 20,000 small functions, each `SET NX PX` then `DEL`
 //! - `pairs.py`: one function with 5,000 sequential `SET NX` / `DEL` pairs
 //! - `ordinary.py`: 100,000 lines of ordinary code with one lock
+//! - `typed.go`: 5,000 methods locking one `*redsync.Mutex` struct field
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,7 +20,7 @@ fn corpus() -> PathBuf {
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     let generator = root.join("bench/gen_dense.py");
     // Generated again when missing or older than the generator.
-    if modified(&dir.join("ordinary.py")) < modified(&generator) {
+    if modified(&dir.join("typed.go")) < modified(&generator) {
         let status = Command::new("python3")
             .arg(&generator)
             .arg(&dir)
@@ -34,7 +35,7 @@ fn main() {
     let dir = corpus();
     let catalog = Catalog::builtin().expect("built-in catalog");
     let settings = Settings::default();
-    for name in ["dense.py", "pairs.py", "ordinary.py"] {
+    for name in ["dense.py", "pairs.py", "ordinary.py", "typed.go"] {
         let file = dir.join(name);
         let lines = std::fs::read(&file).map_or(0, |b| b.iter().filter(|c| **c == b'\n').count());
         let mut runs: Vec<Duration> = Vec::new();

@@ -376,6 +376,8 @@ pub struct Settings {
     pub include_minified: bool,
     /// Report findings and sites in test code (otherwise counted, not shown).
     pub include_tests: bool,
+    /// Parse every file, not only those the prefilter picks (`--no-prefilter`).
+    pub parse_all: bool,
     /// Which paths are test code.
     pub test_paths: globset::GlobSet,
     /// `classify:` patterns from `lock-audit.yaml`.
@@ -403,6 +405,7 @@ impl Default for Settings {
             max_file_size: 5 * 1024 * 1024,
             include_minified: false,
             include_tests: false,
+            parse_all: false,
             test_paths: discover::default_test_paths(),
             classify: Vec::new(),
             assume_class: None,

@@ -26,7 +26,9 @@ struct Table {
     /// rejects them faster than the overlapping one below.
     names: AhoCorasick,
     automaton: AhoCorasick,
-    /// Per pattern: the rows it names a library of, and those it names an operation of.
+    /// The literal each pattern of the automaton finds.
+    literal_of: Vec<usize>,
+    /// Per literal: the rows it names a library of, and those it names an operation of.
     literals: Vec<Literal>,
     rows: Vec<Row>,
 }
@@ -35,6 +37,10 @@ struct Table {
 struct Literal {
     triggers: Vec<usize>,
     operations: Vec<usize>,
+    /// The words after the first of a phrase (`FOR UPDATE`, `LOCK TABLE`): the
+    /// automaton finds the first, these must follow it past any whitespace
+    /// (`LOCK\n  TABLE` in a migration is the same clause).
+    rest: Vec<String>,
 }
 
 struct Row {
@@ -54,8 +60,12 @@ impl Table {
             match words.iter().position(|w| *w == word) {
                 Some(i) => i,
                 None => {
+                    let rest = word.split_whitespace().skip(1).map(str::to_string);
+                    literals.push(Literal {
+                        rest: rest.collect(),
+                        ..Literal::default()
+                    });
                     words.push(word);
-                    literals.push(Literal::default());
                     words.len() - 1
                 }
             }
@@ -84,9 +94,10 @@ impl Table {
                 .ok()
                 .filter(|_| !words.is_empty())
         };
-        let automaton = build(&words)?;
+        let (firsts, literal_of) = first_words(&words);
+        let automaton = build(&firsts)?;
         let triggers: Vec<String> = gates.iter().flat_map(|g| g.triggers.clone()).collect();
-        let names = build(&triggers)?;
+        let names = build(&first_words(&triggers).0)?;
         let rows = gates
             .iter()
             .map(|g| Row {
@@ -98,6 +109,7 @@ impl Table {
         Some(Table {
             names,
             automaton,
+            literal_of,
             literals,
             rows,
         })
@@ -113,14 +125,17 @@ impl Table {
         let mut named = vec![false; self.rows.len()];
         let mut operated = vec![false; self.rows.len()];
         for m in self.automaton.find_overlapping_iter(bytes) {
-            let literal = &self.literals[m.pattern().as_usize()];
-            if !literal.triggers.is_empty() && name_ends(bytes, m.start(), m.end()) {
+            let literal = &self.literals[self.literal_of[m.pattern().as_usize()]];
+            let Some(end) = phrase_end(bytes, m.end(), &literal.rest) else {
+                continue;
+            };
+            if !literal.triggers.is_empty() && name_ends(bytes, m.start(), end) {
                 for &row in &literal.triggers {
                     let stems = &self.rows[row].claimants;
                     named[row] |= stems.is_empty() || claimant_before(bytes, m.start(), stems);
                 }
             }
-            if !literal.operations.is_empty() && whole_word(bytes, m.start(), m.end()) {
+            if !literal.operations.is_empty() && whole_word(bytes, m.start(), end) {
                 for &row in &literal.operations {
                     operated[row] = true;
                 }
@@ -140,6 +155,55 @@ impl Table {
         }
         false
     }
+}
+
+/// The automaton's patterns for `words`, and the word each one finds: a word
+/// itself, a phrase by its first word followed by a blank of any kind.
+fn first_words(words: &[String]) -> (Vec<String>, Vec<usize>) {
+    let mut patterns = Vec::new();
+    let mut word_of = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        match w.split_once(' ') {
+            Some((first, _)) => {
+                for blank in [' ', '\n', '\t', '\r'] {
+                    patterns.push(format!("{first}{blank}"));
+                    word_of.push(i);
+                }
+            }
+            None => {
+                patterns.push(w.clone());
+                word_of.push(i);
+            }
+        }
+    }
+    (patterns, word_of)
+}
+
+/// Where a phrase found by its first word (and one blank, ending at `at`)
+/// ends: each of `rest` after any run of blanks, case-insensitively.
+fn phrase_end(bytes: &[u8], mut at: usize, rest: &[String]) -> Option<usize> {
+    if rest.is_empty() {
+        return Some(at);
+    }
+    let blanks = |at: usize| {
+        bytes[at.min(bytes.len())..]
+            .iter()
+            .take_while(|b| b.is_ascii_whitespace())
+            .count()
+    };
+    for (i, word) in rest.iter().enumerate() {
+        // The first word's blank is in the match; more may follow it.
+        match blanks(at) {
+            0 if i > 0 => return None,
+            n => at += n,
+        }
+        let next = bytes.get(at..at + word.len())?;
+        if !next.eq_ignore_ascii_case(word.as_bytes()) {
+            return None;
+        }
+        at += word.len();
+    }
+    Some(at)
 }
 
 /// Does a library name end at `end`? Not when a lowercase word goes on:
@@ -357,6 +421,17 @@ var mu sync.Mutex
             Java
         ));
         assert!(!parsed("// FOR UPDATES see the changelog\n", Go));
+        // A clause spelled over lines is the same clause; its words still stand alone.
+        assert!(parsed(
+            "BEGIN\n  LOCK\nTABLE letters IN ACCESS EXCLUSIVE MODE;\n",
+            Sql
+        ));
+        assert!(parsed(
+            "q = \"\"\"SELECT id FROM jobs FOR\n    UPDATE SKIP LOCKED\"\"\"\n",
+            Python
+        ));
+        assert!(!parsed("-- LOCK TABLES_TO_KEEP is a setting\n", Sql));
+        assert!(!parsed("for\n  update_all(rows)\n", Python));
         // An UPDATE guarded by IS NULL without a claimant column is a backfill.
         assert!(!parsed(
             "q = \"UPDATE users SET role = 'member' WHERE role IS NULL\"\n",

@@ -1332,3 +1332,44 @@ fn test_code_is_counted_not_shown() {
     fs::write(d.join("lock-audit.yaml"), "include-tests: true\n").unwrap();
     assert!(run(&[]).contains("tests/test_jobs.py"));
 }
+
+/// The prefilter and the cache change how much work a run does, never what it
+/// finds: the fixtures and the example project give the same findings and
+/// sites parsed whole (`--no-prefilter`), cold, warm and without a cache.
+#[test]
+fn prefilter_and_cache_never_change_the_findings() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = cache.path().to_str().unwrap().to_string();
+    // The report without its summary (files parsed, time): findings or sites.
+    let run = |command: &str, extra: &[&str]| -> (serde_json::Value, u64) {
+        let out = lock_audit()
+            .current_dir(root)
+            .args([command, "fixtures", "examples", "--include-tests"])
+            .args(["--format", "json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let parsed = v["summary"]["files_parsed"].as_u64().unwrap_or(0);
+        let body = if command == "check" {
+            &v["findings"]
+        } else {
+            &v["sites"]
+        };
+        (body.clone(), parsed)
+    };
+    for command in ["check", "audit"] {
+        let (plain, parsed) = run(command, &["--no-cache"]);
+        assert!(plain.as_array().is_some_and(|a| a.len() > 100), "{command}");
+        let (whole, parsed_whole) = run(command, &["--no-cache", "--no-prefilter"]);
+        if command == "check" {
+            assert!(parsed_whole > parsed, "--no-prefilter parses every file");
+        }
+        assert!(plain == whole, "{command}: --no-prefilter differs");
+        let (cold, _) = run(command, &["--cache-dir", &cache_dir]);
+        assert!(plain == cold, "{command}: a cold cache differs");
+        let (warm, _) = run(command, &["--cache-dir", &cache_dir]);
+        assert!(plain == warm, "{command}: a warm cache differs");
+    }
+}

@@ -104,6 +104,10 @@ pub struct AnalysisArgs {
     /// Neither read nor write the analysis cache.
     #[arg(long)]
     pub no_cache: bool,
+    /// Parse every file, not only those whose text names a lock library and one
+    /// of its operations (slower; shows whether the prefilter skips a lock).
+    #[arg(long)]
+    pub no_prefilter: bool,
     /// The analysis cache's folder (default: `.lock-audit-cache` next to the
     /// config file, else at the top of the git work tree, else in the scanned folder).
     #[arg(long, value_name = "DIR")]
@@ -122,6 +126,7 @@ impl AnalysisArgs {
     ) {
         settings.include_minified |= self.include_minified;
         settings.include_tests |= self.include_tests;
+        settings.parse_all |= self.no_prefilter;
         let first = paths.first().map_or(Path::new("."), PathBuf::as_path);
         settings.paths.root = discover::project_root(config, first);
         if !self.no_cache {

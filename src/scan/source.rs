@@ -59,7 +59,7 @@ pub(super) fn read_text(
         );
         return None;
     }
-    if !prefilter.matches(&bytes, file.language) {
+    if !settings.parse_all && !prefilter.matches(&bytes, file.language) {
         return None;
     }
     if let Some(cache) = &settings.cache {

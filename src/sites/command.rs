@@ -226,8 +226,11 @@ pub fn match_api(model: &FileModel, catalog: &Catalog, call: &Call) -> Option<(u
             // A model's own `with_lock { }` / `lock!`: an implicit receiver.
             Some(own())
         } else {
+            // A bare name (`unique`, a class-body DSL) is called bare: `Faker::Job.unique`
+            // is another library's method.
             api.functions
                 .iter()
+                .filter(|f| f.contains(['.', ':']) || call.receiver.is_none())
                 .find(|f| receiver::path_matches(model, &call.callee, f))
                 .map(|f| format!("call of `{f}`"))
         };
