@@ -17,6 +17,7 @@ pub mod error;
 pub mod lang;
 pub mod lines;
 pub mod lsp;
+pub mod manifest;
 pub mod model;
 pub mod outcome;
 pub mod prefilter;

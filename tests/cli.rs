@@ -1373,3 +1373,70 @@ fn prefilter_and_cache_never_change_the_findings() {
         assert!(plain == warm, "{command}: a warm cache differs");
     }
 }
+
+/// A unit that changed between versions follows the project's manifest:
+/// pottery's `auto_release_time` was milliseconds before 3.0.0.
+#[test]
+fn a_pinned_library_version_decides_the_ttl_unit() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let source = "from pottery import Redlock\nfrom redis import Redis\n\nredis = Redis()\n\n\ndef settle(batch_id):\n    lock = Redlock(key=f\"settle:{batch_id}\", masters={redis}, auto_release_time=15 * 1000)\n    with lock:\n        print(batch_id)\n";
+    for (folder, manifest, text) in [
+        (
+            "legacy",
+            "requirements.txt",
+            "redis==4.5.1\npottery==2.3.7  # pinned\n",
+        ),
+        (
+            "poetry",
+            "pyproject.toml",
+            "[tool.poetry.dependencies]\npottery = \"^2.1\"\n",
+        ),
+        (
+            "current",
+            "pyproject.toml",
+            "[project]\ndependencies = [\"pottery>=3.0.0\"]\n",
+        ),
+        ("unpinned", "README.md", "no manifest\n"),
+    ] {
+        fs::create_dir_all(d.join(folder)).unwrap();
+        fs::write(d.join(folder).join(manifest), text).unwrap();
+        fs::write(d.join(folder).join("jobs.py"), source).unwrap();
+    }
+    let out = lock_audit()
+        .args(["audit", "--no-cache", "--format", "json"])
+        .arg(d)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ttl = |folder: &str| {
+        let site = v["sites"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["path"].as_str().unwrap().contains(folder))
+            .unwrap_or_else(|| panic!("a site in {folder}"));
+        (site["ttl_ms"].as_i64(), site["evidence"].to_string())
+    };
+    let (legacy, why) = ttl("legacy");
+    assert_eq!(legacy, Some(15_000));
+    assert!(why.contains("==2.3.7 (requirements.txt)"), "{why}");
+    assert_eq!(ttl("poetry").0, Some(15_000));
+    assert_eq!(ttl("current").0, Some(15_000_000));
+    assert_eq!(ttl("unpinned").0, Some(15_000_000));
+    // The cache follows the manifest: an upgrade changes the reading.
+    let cache = d.join("cache");
+    let legacy_ttl = || {
+        let out = lock_audit()
+            .args(["audit", "--format", "json", "--cache-dir"])
+            .arg(&cache)
+            .arg(d.join("legacy"))
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["sites"][0]["ttl_ms"].as_i64()
+    };
+    assert_eq!(legacy_ttl(), Some(15_000));
+    fs::write(d.join("legacy/requirements.txt"), "pottery==3.0.1\n").unwrap();
+    assert_eq!(legacy_ttl(), Some(15_000_000));
+}

@@ -201,6 +201,7 @@ fn frontend(language: Language, ext: &[&str]) {
                 Path::new("fuzz"),
                 &[],
                 &lock_audit::sites::classify::UserClasses::none(),
+                &lock_audit::manifest::Versions::default(),
             );
             let mut findings = lock_audit::checks::run(&fa, &rules);
             lock_audit::suppress::apply(&model.comments, &text, &mut findings, &rules, true);
@@ -287,6 +288,7 @@ fn fuzz_sql() {
                 Path::new("fuzz.py"),
                 &[],
                 &lock_audit::sites::classify::UserClasses::none(),
+                &lock_audit::manifest::Versions::default(),
             );
         }
     });

@@ -173,6 +173,7 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
         let c = raw.clients.unwrap_or_default();
         let library = cat.libraries.len();
         cat.libraries.push(Library {
+            package: raw.package.clone().unwrap_or_else(|| name.clone()),
             name,
             language,
             backend,

@@ -49,6 +49,8 @@ pub struct Clients {
 #[derive(Debug, Clone)]
 pub struct Library {
     pub name: String,
+    /// What dependency manifests call it (`package:`, default the name).
+    pub package: String,
     pub language: Language,
     pub backend: String,
     pub fixes: raw::RawFixes,
@@ -242,6 +244,30 @@ impl Catalog {
     /// A library by the name its sites and releases carry.
     pub fn library(&self, name: &str) -> Option<&Library> {
         self.libraries.iter().find(|l| l.name == name)
+    }
+
+    /// The packages whose durations changed meaning between versions
+    /// (`before:`), by language: only their manifests' versions matter.
+    pub fn versioned_packages(&self) -> Vec<(Language, String)> {
+        let mut out: Vec<(Language, String)> = Vec::new();
+        for api in &self.apis {
+            let ApiKind::Lock(spec) = &api.kind else {
+                continue;
+            };
+            let methods = spec.acquire_methods.iter();
+            let mut slots = [&spec.ttl, &spec.wait]
+                .into_iter()
+                .flatten()
+                .chain(methods.flat_map(|m| m.ttl.iter().chain(&m.wait)));
+            if slots.any(|s| !s.before.is_empty()) {
+                let lib = self.library_of(api);
+                let entry = (lib.language, lib.package.clone());
+                if !out.contains(&entry) {
+                    out.push(entry);
+                }
+            }
+        }
+        out
     }
 }
 

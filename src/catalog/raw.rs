@@ -24,6 +24,9 @@ pub struct RawFile {
     /// Literal byte strings whose presence makes a file worth parsing.
     #[serde(default)]
     pub triggers: Vec<String>,
+    /// The name the library is installed by, as dependency manifests spell it
+    /// (PyPI, npm, RubyGems, Go module, Maven artifactId, crate); default: `library`.
+    pub package: Option<String>,
     /// How to tell that a receiver is this library's client.
     pub clients: Option<RawClients>,
     #[serde(default)]
@@ -464,6 +467,21 @@ pub struct RawDuration {
     /// (redis-py `blocking=False`).
     pub blocking_kw: Option<String>,
     /// What an absent (or null) value means.
+    pub default: Option<DurationDefault>,
+    /// Older versions that read the value differently: the first entry whose
+    /// `version` is above the one the project's manifest pins replaces `unit`
+    /// and `default` (pottery before 3.0: milliseconds).
+    #[serde(default)]
+    pub before: Vec<RawBefore>,
+}
+
+/// What a duration meant before `version`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawBefore {
+    /// The first version with the current meaning (`3.0.0`).
+    pub version: String,
+    pub unit: Option<DurationUnit>,
     pub default: Option<DurationDefault>,
 }
 

@@ -45,6 +45,9 @@ pub struct Profile {
     pub test_files: &'static [&'static str],
     /// A method names its object's fields without `this.` (Java).
     pub implicit_fields: bool,
+    /// The dependency manifests that state a project's library versions, lock
+    /// files first (`*` stands for any text: `requirements*.txt`).
+    pub manifests: &'static [&'static str],
 }
 
 const ALL_EXITS: &[ExitKind] = &[
@@ -77,6 +80,7 @@ const C_STYLE: Profile = Profile {
     test_files: &[],
     minified_bundles: false,
     implicit_fields: false,
+    manifests: &[],
 };
 
 static PYTHON: Profile = Profile {
@@ -87,6 +91,7 @@ static PYTHON: Profile = Profile {
     self_names: &["self"],
     self_params: &["self", "cls"],
     test_files: &["test_*.py", "*_test.py"],
+    manifests: &["poetry.lock", "requirements*.txt", "pyproject.toml"],
     ..C_STYLE
 };
 
@@ -112,6 +117,7 @@ static RUBY: Profile = Profile {
         ("week", 604_800_000.0),
     ],
     test_files: &["*_spec.rb"],
+    manifests: &["Gemfile.lock"],
     ..C_STYLE
 };
 
@@ -142,6 +148,7 @@ static JAVASCRIPT: Profile = Profile {
         "*.spec.mjs",
     ],
     minified_bundles: true,
+    manifests: &["package.json"],
     ..C_STYLE
 };
 
@@ -150,6 +157,7 @@ static JAVA: Profile = Profile {
     qualified_constants: true,
     implicit_fields: true,
     test_files: &["*Test.java", "*Tests.java"],
+    manifests: &["pom.xml"],
     duration_calls: &[
         ("ofSeconds", 1000.0),
         ("ofMillis", 1.0),
@@ -178,6 +186,7 @@ static GO: Profile = Profile {
     ],
     duration_casts: &["Duration"],
     test_files: &["*_test.go"],
+    manifests: &["go.mod"],
     ..C_STYLE
 };
 
@@ -192,6 +201,7 @@ static RUST: Profile = Profile {
         ("from_secs_f64", 1000.0),
         ("from_secs_f32", 1000.0),
     ],
+    manifests: &["Cargo.lock"],
     ..C_STYLE
 };
 

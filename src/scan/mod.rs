@@ -26,6 +26,7 @@ use project::{read_constants, Callers, Context};
 use crate::catalog::Catalog;
 use crate::config::Settings;
 use crate::discover::{self, SourceFile};
+use crate::manifest::Manifests;
 use crate::outcome::{FileResult, Notice, NoticeKind, Report};
 use crate::prefilter::Prefilter;
 use crate::sites::consts::Wanted;
@@ -75,8 +76,13 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
     ));
     let prefilter = Prefilter::catalog(&catalog.gates);
     let known: &[String] = settings.cache.as_ref().map_or(&[], |c| c.known_names());
+    let manifests = Arc::new(Manifests::new(
+        &settings.paths.root,
+        catalog.versioned_packages(),
+    ));
     let first_cx = Context {
         known: (!known.is_empty()).then(|| Prefilter::exact(known)),
+        manifests: Some(manifests.clone()),
         ..Context::default()
     };
     let first: Vec<Scanned> = files
@@ -85,7 +91,10 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
         .collect();
 
     // Pass 2: the wrappers and wanted constants found, and the files to redo.
-    let mut cx = Context::default();
+    let mut cx = Context {
+        manifests: Some(manifests),
+        ..Context::default()
+    };
     let mut wanted_by: Vec<Vec<Wanted>> = Vec::with_capacity(first.len());
     for scanned in &first {
         match &scanned.outcome {
@@ -313,7 +322,16 @@ pub fn analyse_source(
     };
     let mut notices = Vec::new();
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        analyse_text(file, text, catalog, settings, &cx, &mut notices)
+        let versions = Manifests::new(&settings.paths.root, catalog.versioned_packages())
+            .for_file(&file.path, file.language);
+        analyse_text(
+            file,
+            text,
+            catalog,
+            (settings, &versions),
+            &cx,
+            &mut notices,
+        )
     }));
     let (result, wrappers) = match outcome {
         Ok(Outcome::Parsed(r, w, _)) => (r, w),

@@ -12,6 +12,7 @@ use crate::catalog::Catalog;
 use crate::config::Settings;
 use crate::discover::SourceFile;
 use crate::lines::LineIndex;
+use crate::manifest::Versions;
 use crate::outcome::{FileResult, Notice, NoticeKind};
 use crate::prefilter::Prefilter;
 use crate::sites::classify::UserClasses;
@@ -58,17 +59,27 @@ pub(super) fn scan_file(
             named,
         };
     };
-    // Pass 1 depends on the file alone; later stages also on the context.
+    // Pass 1 depends on the file alone (and the library versions its
+    // manifests give); later stages also on the context.
+    let versions = cx
+        .manifests
+        .as_ref()
+        .map(|m| m.for_file(&file.path, file.language))
+        .unwrap_or_default();
     let fingerprint = if cx.pass == Pass::First {
-        Some("")
+        Some(String::new())
     } else {
-        cx.fingerprint.as_deref()
-    };
+        cx.fingerprint.clone()
+    }
+    .map(|fp| match versions.0.is_empty() {
+        true => fp,
+        false => format!("{fp}|{}", versions.fingerprint()),
+    });
     let cached = settings
         .cache
         .as_deref()
         .zip(fingerprint)
-        .and_then(|(c, fp)| Some((c, c.key(&file.path, fp)?)));
+        .and_then(|(c, fp)| Some((c, c.key(&file.path, &fp)?)));
     if let Some((cache, key)) = &cached {
         if let Some(stored) = cache.get(&file.path, cx.pass as u8, key) {
             // Stored notices are this file's; its project path may differ now.
@@ -91,7 +102,14 @@ pub(super) fn scan_file(
     }
     let started = Instant::now();
     let mut analysed = Vec::new();
-    let outcome = analyse_text(file, text, catalog, settings, cx, &mut analysed);
+    let outcome = analyse_text(
+        file,
+        text,
+        catalog,
+        (settings, &versions),
+        cx,
+        &mut analysed,
+    );
     trace(format_args!("  {:?} {}", started.elapsed(), file.rel));
     if let (Some((cache, key)), Outcome::Parsed(result, wrappers, wanted)) = (cached, &outcome) {
         let stored = Stored {
@@ -115,7 +133,7 @@ pub(super) fn analyse_text(
     file: &SourceFile,
     text: Arc<str>,
     catalog: &Catalog,
-    settings: &Settings,
+    (settings, versions): (&Settings, &Versions),
     cx: &Context,
     notices: &mut Vec<Notice>,
 ) -> Outcome {
@@ -161,7 +179,15 @@ pub(super) fn analyse_text(
         assume: settings.assume_class,
         by_callers: &by_callers,
     };
-    let mut analysis = sites::analyze(&model, &text, catalog, &file.path, &cx.wrappers, &user);
+    let mut analysis = sites::analyze(
+        &model,
+        &text,
+        catalog,
+        &file.path,
+        &cx.wrappers,
+        &user,
+        versions,
+    );
     let mut defined = wrapper::summarize(&analysis, &file.path, |at| index.line_col(at).0);
     // Calls of this file's own wrappers, without waiting for pass 2, and the
     // wrappers over them in this file (`with_lock` over `synchronize`).

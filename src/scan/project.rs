@@ -33,6 +33,9 @@ pub(super) struct Context {
     pub known: Option<Prefilter>,
     /// Wrappers nothing else classes, classed by their callers.
     pub by_callers: Vec<CallerClass>,
+    /// The project's dependency manifests, read for the library versions
+    /// whose facts differ (`None`: the current versions).
+    pub manifests: Option<std::sync::Arc<crate::manifest::Manifests>>,
 }
 
 /// The class a wrapper's callers give it: the most severe among the

@@ -90,8 +90,8 @@ fn calls_by_receiver<'m>(
 pub fn analyze(
     model: &FileModel,
     catalog: &Catalog,
-    sites: &mut Vec<LockSite>,
-    releases: &mut Vec<Release>,
+    versions: &crate::manifest::Versions,
+    (sites, releases): (&mut Vec<LockSite>, &mut Vec<Release>),
 ) {
     let language = model.language.catalog_language();
     for api in &catalog.apis {
@@ -139,6 +139,7 @@ pub fn analyze(
                 api_id: &api.id,
                 spec,
                 evidence: format!("the receiver is declared as {}", spec.handle_types[0]),
+                used: versions.get(&lib.package),
             };
             let mut site = cx.site(call, call, Some(method), call.span);
             site.key = None;

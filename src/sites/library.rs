@@ -12,13 +12,12 @@ use std::collections::HashMap;
 
 use super::command::{chain_end, match_api, slot_values};
 use super::grant;
-use super::{duration, resolve, LockSite, Release, SiteKind, Ttl, Wait};
-use crate::catalog::raw::{DurationDefault, DurationUnit};
-use crate::catalog::{
-    AcquireMethod, Acquires, ApiKind, Catalog, DurationSlot, Library, LockSpec, Scope, Slot,
-};
+use super::lock_durations::{as_of, ttl_of, wait_of};
+use super::{resolve, LockSite, Release, SiteKind, Wait};
+use crate::catalog::{AcquireMethod, Acquires, ApiKind, Catalog, Library, LockSpec};
 use crate::lang::profile::profile;
-use crate::model::{mentions, Call, CallId, Expr, FileModel, Span, Usage};
+use crate::manifest::{Used, Versions};
+use crate::model::{mentions, Call, CallId, FileModel, Span, Usage};
 
 /// Is `recv` the field `var` (`this.mutex`) named without `this.` in a
 /// language that allows it, and not shadowed by a local of `c`'s function?
@@ -105,172 +104,6 @@ impl Binding {
     }
 }
 
-fn slot_of(
-    model: &FileModel,
-    call: &Call,
-    pos: Option<usize>,
-    kw: Option<&String>,
-) -> Option<Expr> {
-    let slot = Slot {
-        pos,
-        kw: kw.cloned(),
-        rest: false,
-    };
-    slot_values(model, call, &slot).into_iter().next()
-}
-
-/// A duration argument as written. For a TTL, `0` / `None` mean "absent"
-/// (redis-py, go-redis); for a wait only `None` does: `tryLock(0, ..)` waits zero.
-/// The value is looked through names: `timeout=NO_EXPIRY` with `NO_EXPIRY = None`.
-fn duration_arg(
-    model: &FileModel,
-    call: &Call,
-    d: &DurationSlot,
-    zero_is_absent: bool,
-) -> Option<Expr> {
-    slot_of(model, call, d.pos, d.kw.as_ref()).filter(|e| {
-        let value = resolve::resolve(model, e, call.func);
-        if zero_is_absent {
-            !value.is_nullish()
-        } else {
-            !matches!(value.kind, crate::model::ExprKind::Null)
-        }
-    })
-}
-
-/// A duration slot's resolution: the value written (and the slot it was
-/// found in), and the default that applies when none was.
-struct Picked<'s> {
-    given: Option<(Expr, &'s DurationSlot, &'s Call)>,
-    default: Option<&'s DurationDefault>,
-}
-
-/// The acquire method's own slot first, then the factory's; `None` when
-/// neither the method nor the factory has a slot for this duration.
-fn pick<'s>(
-    model: &FileModel,
-    zero_is_absent: bool,
-    method_slot: Option<&'s DurationSlot>,
-    factory_slot: Option<&'s DurationSlot>,
-    factory: &'s Call,
-    acquire: &'s Call,
-) -> Option<Picked<'s>> {
-    if method_slot.is_none() && factory_slot.is_none() {
-        return None;
-    }
-    let given = method_slot
-        .and_then(|s| duration_arg(model, acquire, s, zero_is_absent).map(|v| (v, s, acquire)))
-        .or_else(|| {
-            factory_slot.and_then(|s| {
-                duration_arg(model, factory, s, zero_is_absent).map(|v| (v, s, factory))
-            })
-        });
-    let default = method_slot
-        .and_then(|s| s.default.as_ref())
-        .or(factory_slot.and_then(|s| s.default.as_ref()));
-    Some(Picked { given, default })
-}
-
-fn ttl_of(
-    model: &FileModel,
-    spec: &LockSpec,
-    factory: &Call,
-    acquire: &Call,
-    method: Option<&AcquireMethod>,
-) -> (Ttl, Option<i64>) {
-    let Some(Picked { given, default }) = pick(
-        model,
-        true,
-        method.and_then(|m| m.ttl.as_ref()),
-        spec.ttl.as_ref(),
-        factory,
-        acquire,
-    ) else {
-        return match spec.scope {
-            Some(scope) => (Ttl::Scoped(scope), None),
-            None => (Ttl::Default("library default".into()), None),
-        };
-    };
-    if let Some((v, slot, call)) = given {
-        let ms = match slot.unit {
-            Some(DurationUnit::Timeunit) => time_unit_ms(model, call, slot, &v),
-            unit => duration::to_ms(model, &v, unit, call.func),
-        };
-        return (Ttl::Given(Some(v)), ms);
-    }
-    match (default, spec.scope) {
-        (Some(DurationDefault::Renewed), _) => (Ttl::Renewed, None),
-        (Some(DurationDefault::Session), _) => (Ttl::Scoped(Scope::Session), None),
-        (_, Some(scope)) => (Ttl::Scoped(scope), None),
-        (Some(DurationDefault::Never | DurationDefault::None) | None, None) => (Ttl::Absent, None),
-        (Some(DurationDefault::After(d, ms)), None) => (Ttl::Default(d.clone()), Some(*ms)),
-    }
-}
-
-/// `lock(10, TimeUnit.SECONDS)`: the value times the unit that follows it.
-fn time_unit_ms(model: &FileModel, call: &Call, slot: &DurationSlot, v: &Expr) -> Option<i64> {
-    let unit = slot
-        .pos
-        .and_then(|p| call.positional(p + 1))
-        .and_then(duration::time_unit_ms)?;
-    let n = duration::to_ms(model, v, Some(DurationUnit::Ms), call.func)? as f64;
-    Some((n * unit).round() as i64)
-}
-
-fn wait_of(
-    model: &FileModel,
-    spec: &LockSpec,
-    factory: &Call,
-    acquire: &Call,
-    method: Option<&AcquireMethod>,
-) -> Wait {
-    // `blocking=False`: one attempt, whatever the wait bound says.
-    let slots = [method.and_then(|m| m.wait.as_ref()), spec.wait.as_ref()];
-    let off = slots
-        .iter()
-        .flatten()
-        .filter_map(|w| w.blocking_kw.as_ref())
-        .any(|kw| {
-            [acquire, factory].iter().any(|c| {
-                c.keyword(kw)
-                    .is_some_and(|v| matches!(v.peel().kind, crate::model::ExprKind::Bool(false)))
-            })
-        });
-    if off {
-        return Wait::NoWait;
-    }
-    let Some(Picked { given, default }) = pick(
-        model,
-        false,
-        method.and_then(|m| m.wait.as_ref()),
-        spec.wait.as_ref(),
-        factory,
-        acquire,
-    ) else {
-        return Wait::NotApplicable;
-    };
-    match (given, default) {
-        // A context without a deadline bounds nothing.
-        (Some((v, slot, _)), _)
-            if slot.unit == Some(DurationUnit::Context) && is_background(&v) =>
-        {
-            Wait::Forever
-        }
-        (Some((v, _, _)), _) => Wait::Given(v),
-        (None, Some(DurationDefault::Never)) => Wait::Forever,
-        (None, Some(DurationDefault::None)) => Wait::NoWait,
-        (None, Some(DurationDefault::After(d, _))) => Wait::Default(d.clone()),
-        (None, Some(DurationDefault::Renewed | DurationDefault::Session)) => Wait::NotApplicable,
-        (None, None) => Wait::NotApplicable,
-    }
-}
-
-/// `context.Background()` / `context.TODO()`: a context that never expires.
-fn is_background(e: &Expr) -> bool {
-    let t = e.peel().text.as_str();
-    t.ends_with("Background()") || t.ends_with("TODO()")
-}
-
 pub(super) struct Ctx<'a> {
     pub contention_error: bool,
     pub model: &'a FileModel,
@@ -278,6 +111,8 @@ pub(super) struct Ctx<'a> {
     pub api_id: &'a str,
     pub spec: &'a LockSpec,
     pub evidence: String,
+    /// The library's version the project's manifests give, if any.
+    pub used: Option<&'a Used>,
 }
 
 impl Ctx<'_> {
@@ -340,8 +175,18 @@ impl Ctx<'_> {
                 .next()
                 .or_else(|| slot_values(self.model, factory, s).into_iter().next())
         });
-        let wait = wait_of(self.model, self.spec, factory, acquire, method);
-        let (ttl, ttl_ms) = ttl_of(self.model, self.spec, factory, acquire, method);
+        let older = self.used.and_then(|u| as_of(self.spec, u));
+        let (spec, method) = match &older {
+            Some((spec, _)) => {
+                let same = |m: &&AcquireMethod| {
+                    method.is_some_and(|o| o.method == m.method && o.arity == m.arity)
+                };
+                (spec, spec.acquire_methods.iter().find(same))
+            }
+            None => (self.spec, method),
+        };
+        let wait = wait_of(self.model, spec, factory, acquire, method);
+        let (ttl, ttl_ms) = ttl_of(self.model, spec, factory, acquire, method);
         LockSite {
             library: self.lib.name.clone(),
             backend: self.lib.backend.clone(),
@@ -362,7 +207,9 @@ impl Ctx<'_> {
             wait,
             redlock: self.spec.redlock,
             fencing: self.spec.fencing.clone(),
-            evidence: vec![self.evidence.clone()],
+            evidence: std::iter::once(self.evidence.clone())
+                .chain(older.map(|(_, why)| format!("{} {why}", self.lib.package)))
+                .collect(),
             guarded: self.spec.releases_on_drop,
             contention_error: self.contention_error,
             handle,
@@ -481,8 +328,8 @@ pub fn analyze(
     model: &FileModel,
     catalog: &Catalog,
     next: &HashMap<CallId, CallId>,
-    sites: &mut Vec<LockSite>,
-    releases: &mut Vec<Release>,
+    versions: &Versions,
+    (sites, releases): (&mut Vec<LockSite>, &mut Vec<Release>),
 ) {
     // One site per acquiring call: `lock.Lock()` where `lock` came from
     // `LockOpts(..)` on one branch and `LockKey(k)` on the other is one
@@ -503,6 +350,7 @@ pub fn analyze(
             api_id: &api.id,
             spec,
             evidence,
+            used: versions.get(&catalog.library_of(api).package),
         };
         let object = Binding::of(model, call);
         let first = sites.len();

@@ -14,6 +14,7 @@ mod grant;
 mod handles;
 pub mod library;
 pub mod lifecycle;
+mod lock_durations;
 pub mod lua;
 pub mod receiver;
 pub mod resolve;
@@ -65,6 +66,7 @@ pub fn analyze<'m>(
     path: &std::path::Path,
     wrappers: &[wrapper::Wrapper],
     classify: &classify::UserClasses,
+    versions: &crate::manifest::Versions,
 ) -> FileAnalysis<'m> {
     // One map of method chains for the whole file's analysis.
     let next = command::chain_successors(model);
@@ -216,8 +218,8 @@ pub fn analyze<'m>(
         });
     }
     let mut releases = Vec::new();
-    library::analyze(model, catalog, &next, &mut sites, &mut releases);
-    handles::analyze(model, catalog, &mut sites, &mut releases);
+    library::analyze(model, catalog, &next, versions, (&mut sites, &mut releases));
+    handles::analyze(model, catalog, versions, (&mut sites, &mut releases));
     sql::analyze(model, catalog, &next, &mut sites, &mut releases);
     // The sites by key, in order: a release pairs with the first that fits.
     let mut by_key: HashMap<String, Vec<usize>> = HashMap::new();
