@@ -59,11 +59,14 @@ pub(super) fn library_gate(
                 match (spec.role, &spec.acquire_when) {
                     // `set(k, v, nx=True)`, `Rails.cache.write(k, v, unless_exist: true)`:
                     // the flag, as a word or as its keyword; `setIfAbsent` names it itself.
-                    // A SET whose key was WATCHed is a check-and-set without the flag.
+                    // A SET whose key was WATCHed is a check-and-set without the flag:
+                    // the word `watch` itself, not the helpers that may watch
+                    // (`transaction`, `TxPipelined` name far more files than WATCH does).
                     (CommandRole::Acquire, Some(flag)) if !api.fixed_flags.contains(flag) => {
                         operations.push(flag.clone());
                         operations.extend(api.flags.get(flag).and_then(|s| s.kw.clone()));
-                        operations.extend(watch.iter().cloned());
+                        let watches = watch.iter().filter(|w| w.eq_ignore_ascii_case("watch"));
+                        operations.extend(watches.cloned());
                     }
                     (CommandRole::Acquire | CommandRole::Script | CommandRole::Release, _) => {
                         operations.extend(names)
