@@ -107,6 +107,9 @@ pub fn analyze<'m>(
         let Some(spec) = catalog.command(&cmd.name) else {
             continue;
         };
+        if forwards(model, cmd) {
+            continue;
+        }
         let (key, key_text) = key_of(cmd);
         let mut evidence = cmd.evidence.clone();
         // Contention aborts a WATCHed transaction at EXEC (redis-py `WatchError`,
@@ -308,6 +311,26 @@ pub fn analyze<'m>(
     };
     classify_all(&mut fa, 0, classify);
     fa
+}
+
+/// An adapter's, proxy's or fake's method that hands its own parameters to
+/// the client's method of the same name (`def setnx(self, key, value): return
+/// self.client.setnx(key, value)`, Go `func (c *Cache) SetNX(ctx, k, v, ttl)
+/// { return c.rdb.SetNX(ctx, k, v, ttl) }`): no lock of its own; its callers'
+/// calls are the locks.
+fn forwards(model: &FileModel, cmd: &Command) -> bool {
+    let call = model.call(cmd.call);
+    let Some(func) = call.func.map(|f| &model.functions[f]) else {
+        return false;
+    };
+    let squeeze = |s: &str| s.replace('_', "").to_ascii_lowercase();
+    let own = func.name.rsplit(['.', ':']).next().unwrap_or(&func.name);
+    let key_is_param = cmd
+        .keys
+        .first()
+        .and_then(|k| k.peel().as_name())
+        .is_some_and(|k| func.params.iter().any(|p| p.name == k));
+    key_is_param && squeeze(own) == squeeze(&call.name)
 }
 
 /// Where each (function, key) is first WATCHed (`pipe.watch(k)`, `rdb.Watch(ctx, fn, k)`
