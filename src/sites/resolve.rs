@@ -73,10 +73,7 @@ pub fn key_helper<'m>(
     e: &'m Expr,
     func: Option<FuncId>,
 ) -> Option<&'m crate::model::Function> {
-    let ExprKind::Call(id) = resolve(model, e, func).kind else {
-        return None;
-    };
-    model.function_named(&model.call(id).name)
+    helper_call(model, e, func).map(|(_, f)| f)
 }
 
 /// [`key_helper`] when its arguments are only values (names, fields): two such
@@ -87,19 +84,27 @@ pub fn key_family<'m>(
     e: &'m Expr,
     func: Option<FuncId>,
 ) -> Option<&'m crate::model::Function> {
-    let ExprKind::Call(id) = resolve(model, e, func).kind else {
-        return None;
-    };
-    let texts = model.call(id).args.iter().any(|a| {
+    let (call, helper) = helper_call(model, e, func)?;
+    let texts = call.args.iter().any(|a| {
         matches!(
             a.value.peel().kind,
             ExprKind::Str(_) | ExprKind::Template | ExprKind::Binary { .. }
         )
     });
-    if texts {
+    (!texts).then_some(helper)
+}
+
+/// The call building the key and the same-file function it calls.
+fn helper_call<'m>(
+    model: &'m FileModel,
+    e: &'m Expr,
+    func: Option<FuncId>,
+) -> Option<(&'m crate::model::Call, &'m crate::model::Function)> {
+    let ExprKind::Call(id) = resolve(model, e, func).kind else {
         return None;
-    }
-    key_helper(model, e, func)
+    };
+    let call = model.call(id);
+    Some((call, model.function_named(&call.name)?))
 }
 
 /// The text that identifies a key across calls: the resolved expression's text.
