@@ -1440,3 +1440,35 @@ fn a_pinned_library_version_decides_the_ttl_unit() {
     fs::write(d.join("legacy/requirements.txt"), "pottery==3.0.1\n").unwrap();
     assert_eq!(legacy_ttl(), Some(15_000_000));
 }
+
+/// A file the callers pass redoes in two rounds (a wrapper over a wrapper)
+/// keeps one cached analysis per round: a warm run misses nothing.
+#[test]
+fn a_warm_run_over_wrappers_of_wrappers_misses_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (d, cache) = (tmp.path().join("src"), tmp.path().join("cache"));
+    fs::create_dir_all(&d).unwrap();
+    fs::write(
+        d.join("locks.py"),
+        "import redis\nr = redis.Redis()\n\n\ndef try_lock(name, token):\n    return r.set(f'lock:{name}', token, nx=True, ex=60)\n",
+    )
+    .unwrap();
+    fs::write(
+        d.join("jobs.py"),
+        "from locks import try_lock\n\n\ndef try_job_lock(job, token):\n    return try_lock(f'job:{job}', token)\n\n\ndef run(job, token):\n    try_lock(job, token)\n",
+    )
+    .unwrap();
+    fs::write(
+        d.join("cron.py"),
+        "from jobs import try_job_lock\nfrom locks import try_lock\n\n\ndef tick(token):\n    try_job_lock('tick', token)\n    try_lock('tock', token)\n",
+    )
+    .unwrap();
+    let (first, _) = cached_check(&d, &cache);
+    assert!(
+        first.contains("cron.py:6:5: LA104"),
+        "two rounds of wrappers: {first}"
+    );
+    let (second, err) = cached_check(&d, &cache);
+    assert!(err.contains(" 0 misses"), "{err}");
+    assert_eq!(first, second);
+}

@@ -144,11 +144,14 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
     // (`runCronJob` over `lockUntilOrThrow`); each round redoes the callers
     // of the wrappers the previous one found, up to a fixed depth.
     let mut fresh = cx.wrappers.clone();
-    for _ in 0..WRAPPER_DEPTH {
+    for round in 0..WRAPPER_DEPTH {
         if fresh.is_empty() {
             break;
         }
         cx.seal(Pass::Callers, settings);
+        // Each round has its own cache slot: a file redone in two rounds
+        // keeps both analyses instead of overwriting one with the other.
+        cx.round = round as u8;
         let callers = Callers::new(&fresh);
         let both = Prefilter::either(&prefilter, &Callers::new(&cx.wrappers).names);
         // When pass 1 looked for every fresh name, only the files holding one are read again.
@@ -203,6 +206,7 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
         .collect();
     cx.by_callers = project::caller_classes(&cx.wrappers, &results);
     if !cx.by_callers.is_empty() {
+        cx.round = 0;
         cx.seal(Pass::Classes, settings);
         let both = Prefilter::either(&prefilter, &Callers::new(&cx.wrappers).names);
         let redone: Vec<(usize, Scanned)> = files

@@ -81,7 +81,7 @@ pub(super) fn scan_file(
         .zip(fingerprint)
         .and_then(|(c, fp)| Some((c, c.key(&file.path, &fp)?)));
     if let Some((cache, key)) = &cached {
-        if let Some(stored) = cache.get(&file.path, cx.pass as u8, key) {
+        if let Some(stored) = cache.get(&file.path, cx.slot(), key) {
             // Stored notices are this file's; its project path may differ now.
             notices.extend(stored.notices.into_iter().map(|n| Notice {
                 path: file.rel.clone(),
@@ -118,7 +118,7 @@ pub(super) fn scan_file(
             wanted: wanted.clone(),
             notices: analysed.clone(),
         };
-        cache.put(&file.path, cx.pass as u8, key, stored);
+        cache.put(&file.path, cx.slot(), key, stored);
     }
     notices.extend(analysed);
     Scanned {

@@ -36,6 +36,8 @@ pub(super) struct Context {
     /// The project's dependency manifests, read for the library versions
     /// whose facts differ (`None`: the current versions).
     pub manifests: Option<std::sync::Arc<crate::manifest::Manifests>>,
+    /// The round of the callers pass (wrappers over wrappers), part of the cache slot.
+    pub round: u8,
 }
 
 /// The class a wrapper's callers give it: the most severe among the
@@ -120,6 +122,12 @@ pub(super) fn caller_classes(wrappers: &[Wrapper], results: &[&FileResult]) -> V
 }
 
 impl Context {
+    /// The cache slot of this context's analyses: the pass and, for the
+    /// callers pass, its round.
+    pub fn slot(&self) -> u8 {
+        (self.pass as u8) << 4 | self.round
+    }
+
     /// Fixes the context for `pass`: a stable order, and its fingerprint
     /// when a cache is in use.
     pub fn seal(&mut self, pass: Pass, settings: &Settings) {
