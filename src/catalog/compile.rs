@@ -153,6 +153,8 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 .extend(v.in_memory_constructors.iter().cloned());
             cat.watch_methods.extend(v.watch_methods.iter().cloned());
             cat.log_methods.extend(v.log_methods.iter().cloned());
+            cat.session_close_methods
+                .extend(v.session_close_methods.iter().cloned());
             cat.transaction_methods
                 .extend(v.transaction_methods.iter().cloned());
         }

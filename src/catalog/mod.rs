@@ -182,6 +182,7 @@ pub struct Catalog {
     pub in_memory_constructors: Vec<String>,
     pub watch_methods: Vec<String>,
     pub log_methods: Vec<String>,
+    pub session_close_methods: Vec<String>,
     pub transaction_methods: Vec<String>,
     pub triggers: Vec<String>,
     /// The prefilter's table, one row per library.

@@ -342,6 +342,11 @@ pub struct RawVocabulary {
     /// Logging / printing calls: passing a value to one does not check it.
     #[serde(default)]
     pub log_methods: Vec<String>,
+    /// Methods that end a connection or session (`conn.close()`, Go
+    /// `session.Close()`, node-postgres `client.end()`): a session-bound lock
+    /// taken on it is released with it.
+    #[serde(default)]
+    pub session_close_methods: Vec<String>,
     /// Calls that run a callback or block in a database transaction
     /// (`sequelize.transaction(async t => ..)`, `prisma.$transaction(..)`):
     /// a row lock taken inside ends when it returns.

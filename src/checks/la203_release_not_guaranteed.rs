@@ -176,6 +176,47 @@ fn kept(model: &FileModel, site: &LockSite, h: &str) -> bool {
         || stored_later(model, site, h)
 }
 
+/// The session the lock lives in is closed in the function (`conn.close()` in
+/// `finally`, Go `defer session.Close()`): a session-level SQL lock on that
+/// connection, or a lock the session keeps alive (etcd
+/// `concurrency.NewMutex(session, key)`), ends with it.
+fn session_closed(fa: &FileAnalysis, site: &LockSite) -> bool {
+    let model = fa.model;
+    let call = model.call(site.call);
+    let sessions: Vec<&str> = match site.ttl {
+        Ttl::Scoped(Scope::Session) => call
+            .receiver
+            .as_deref()
+            .and_then(|r| r.peel().as_name())
+            .into_iter()
+            .collect(),
+        Ttl::Renewed => {
+            // The factory's arguments: the lock object's own call, or the one it is made on.
+            let factory = call.receiver_call().map_or(call, |id| model.call(id));
+            let bound = site
+                .handle
+                .as_deref()
+                .and_then(|h| model.lookup(h, site.func, site.span.start))
+                .and_then(|a| a.value.as_call())
+                .map(|id| model.call(id));
+            [factory, call]
+                .into_iter()
+                .chain(bound)
+                .flat_map(|c| c.args.iter().filter_map(|a| a.value.peel().as_name()))
+                .collect()
+        }
+        _ => Vec::new(),
+    };
+    !sessions.is_empty()
+        && model.calls_in(site.func).any(|c| {
+            fa.catalog.session_close_methods.contains(&c.name)
+                && c.receiver
+                    .as_deref()
+                    .and_then(|r| r.peel().as_name())
+                    .is_some_and(|r| sessions.contains(&r))
+        })
+}
+
 /// A lock object built, acquired and dropped in one expression
 /// (`Lock(r, key, timeout=60).acquire()`): nothing can release it but its
 /// lease, so with a lease it is left to expire on purpose.
@@ -212,7 +253,11 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
             continue;
         }
         if site.releases.is_empty() {
-            if site.expects_release && !escapes(fa, site) && !left_to_expire(model, site) {
+            if site.expects_release
+                && !escapes(fa, site)
+                && !left_to_expire(model, site)
+                && !session_closed(fa, site)
+            {
                 let f = Finding::new(
                     &RULE,
                     site.span,
