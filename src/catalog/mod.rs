@@ -8,6 +8,7 @@ mod compile;
 pub mod duration_text;
 mod gates;
 pub mod raw;
+mod raw_durations;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
