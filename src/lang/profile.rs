@@ -20,6 +20,9 @@ pub struct Profile {
     pub self_names: &'static [&'static str],
     /// Parameters that are the object itself, not arguments (`self`, `cls`).
     pub self_params: &'static [&'static str],
+    /// Method names of a class's constructor (besides the class's own name,
+    /// Java's): `__init__`, `initialize`, `constructor`.
+    pub constructors: &'static [&'static str],
     /// Any call may raise (exceptions); otherwise errors are values and only
     /// the exits of `early_exits` leave a function early.
     pub calls_may_raise: bool,
@@ -69,6 +72,7 @@ const C_STYLE: Profile = Profile {
     negation_tests: &["== false"],
     self_names: &["this"],
     self_params: &["this"],
+    constructors: &["constructor"],
     calls_may_raise: true,
     early_exits: ALL_EXITS,
     module_is_folder: false,
@@ -90,6 +94,7 @@ static PYTHON: Profile = Profile {
     negation_tests: &["is None", "is False", "== false"],
     self_names: &["self"],
     self_params: &["self", "cls"],
+    constructors: &["__init__"],
     test_files: &["test_*.py", "*_test.py"],
     manifests: &["poetry.lock", "requirements*.txt", "pyproject.toml"],
     ..C_STYLE
@@ -101,6 +106,7 @@ static RUBY: Profile = Profile {
     negation_prefixes: &["not ", "!"],
     negation_tests: &["== false", "== nil", ".nil?"],
     self_names: &["self", "@"],
+    constructors: &["initialize"],
     self_params: &["self"],
     duration_calls: &[
         // ActiveSupport's Numeric durations, singular and plural.

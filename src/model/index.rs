@@ -65,6 +65,18 @@ impl FileModel {
         pick(&self.exits, Self::slot(&self.by_function().exits, func))
     }
 
+    /// Does `call`'s function return its result (`return r.lock(k)`, or
+    /// `l = r.lock(k)` ... `return l`), as the lowering records returns?
+    pub fn is_returned(&self, call: &Call) -> bool {
+        let Some(func) = call.func else { return false };
+        let bound = call.usage.bound_names();
+        self.exits_in(Some(func)).any(|e| {
+            e.kind == super::ExitKind::Return
+                && (e.span.contains(call.span)
+                    || bound.iter().any(|n| super::mentions(&e.value, n)))
+        })
+    }
+
     pub fn conditionals_in(&self, func: Option<FuncId>) -> impl Iterator<Item = &Conditional> {
         pick(
             &self.conditionals,

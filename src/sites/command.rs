@@ -246,6 +246,52 @@ pub fn match_api(model: &FileModel, catalog: &Catalog, call: &Call) -> Option<(u
     named.or(fallback)
 }
 
+/// The construction of a class of this file that extends a catalog lock
+/// class (`class ActualLock(Lock)` over `from etcd3gw.lock import Lock`):
+/// the library's lock, made through the subclass.
+pub fn match_subclass(
+    model: &FileModel,
+    catalog: &Catalog,
+    call: &Call,
+) -> Option<(usize, String)> {
+    if call.receiver.is_some() {
+        return None;
+    }
+    let bases = model.supers.get(&call.name)?;
+    if null_object(model, &call.name) {
+        return None;
+    }
+    bases.iter().find_map(|base| {
+        catalog
+            .candidates(model.language, base)
+            .iter()
+            .find_map(|&api_id| {
+                let api = &catalog.apis[api_id];
+                let f = api
+                    .functions
+                    .iter()
+                    .find(|f| f.contains('.') && receiver::path_matches(model, base, f))?;
+                Some((api_id, format!("`{}` extends `{f}`", call.name)))
+            })
+    })
+}
+
+/// Does class `class` define a constructor that never calls its base's
+/// (`class NoopLock(Lock): def __init__(self, *a, **kw): pass`)? A null
+/// object standing in for the lock, not the lock.
+fn null_object(model: &FileModel, class: &str) -> bool {
+    let own = crate::lang::profile::profile(model.language).constructors;
+    model.functions.iter().any(|f| {
+        f.name
+            .strip_prefix(class)
+            .and_then(|m| m.strip_prefix(['.', ':']))
+            .is_some_and(|m| m == class || own.contains(&m))
+            && !model
+                .calls_in(Some(f.id))
+                .any(|c| c.callee.starts_with("super") || c.name == "super")
+    })
+}
+
 /// All canonical commands of a file.
 pub fn commands(
     model: &FileModel,

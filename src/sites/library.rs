@@ -10,10 +10,10 @@
 
 use std::collections::HashMap;
 
-use super::command::{chain_end, match_api, slot_values};
+use super::command::{chain_end, match_api, match_subclass, slot_values};
 use super::grant;
 use super::lock_durations::{as_of, ttl_of, wait_of};
-use super::{resolve, LockSite, Release, SiteKind, Wait};
+use super::{resolve, LockObject, LockSite, ObjectMethods, Release, SiteKind, Wait};
 use crate::catalog::{AcquireMethod, Acquires, ApiKind, Catalog, Library, LockSpec};
 use crate::lang::profile::profile;
 use crate::manifest::{Used, Versions};
@@ -57,7 +57,7 @@ impl Binding {
         Self::named(model, call, var.map(str::to_string))
     }
 
-    fn of(model: &FileModel, call: &Call) -> Self {
+    pub(super) fn of(model: &FileModel, call: &Call) -> Self {
         let var = match &call.usage {
             Usage::Assigned(_) => call.usage.bound().map(str::to_string),
             _ => None,
@@ -220,6 +220,22 @@ impl Ctx<'_> {
     }
 }
 
+/// How callers take and give back a lock object of `spec`.
+fn object_methods(spec: &LockSpec) -> ObjectMethods {
+    let names = |pick: fn(&AcquireMethod) -> bool| {
+        spec.acquire_methods
+            .iter()
+            .filter(|m| pick(m))
+            .map(|m| m.method.clone())
+            .collect()
+    };
+    ObjectMethods {
+        acquire: names(|_| true),
+        trying: names(|m| m.try_acquire || m.try_when_bounded),
+        release: spec.release_methods.clone(),
+    }
+}
+
 pub(super) fn acquire_method<'s>(spec: &'s LockSpec, c: &Call) -> Option<&'s AcquireMethod> {
     spec.acquire_methods
         .iter()
@@ -329,15 +345,34 @@ pub fn analyze(
     catalog: &Catalog,
     next: &HashMap<CallId, CallId>,
     versions: &Versions,
-    (sites, releases): (&mut Vec<LockSite>, &mut Vec<Release>),
+    (sites, releases, objects): (&mut Vec<LockSite>, &mut Vec<Release>, &mut Vec<LockObject>),
 ) {
     // One site per acquiring call: `lock.Lock()` where `lock` came from
     // `LockOpts(..)` on one branch and `LockKey(k)` on the other is one
     // acquisition (the first factory's, given the other's key if it has none).
     let mut on_use: HashMap<Span, usize> = HashMap::new();
     for call in &model.calls {
-        let Some((api_id, evidence)) = match_api(model, catalog, call) else {
-            continue;
+        // A subclass's constructor has positional parameters of its own: only
+        // its keyword arguments are the library's (`ttl=ttl`); the key it
+        // builds from them is its own business, unknown here.
+        let keywords;
+        let (call, (api_id, evidence)) = match match_api(model, catalog, call) {
+            Some(m) => (call, m),
+            None => match match_subclass(model, catalog, call) {
+                Some(m) => {
+                    keywords = Call {
+                        args: call
+                            .args
+                            .iter()
+                            .filter(|a| a.name.is_some())
+                            .cloned()
+                            .collect(),
+                        ..call.clone()
+                    };
+                    (&keywords, m)
+                }
+                None => continue,
+            },
         };
         let api = &catalog.apis[api_id];
         let ApiKind::Lock(spec) = &api.kind else {
@@ -392,6 +427,14 @@ pub fn analyze(
                     sites.push(cx.site(call, call, None, *span));
                 }
             }
+        }
+        // Made and returned untaken (`return r.lock(name, timeout=ttl)`): the
+        // function is a lock factory; its callers take the lock.
+        if spec.acquires == Acquires::OnUse && sites.len() == first && model.is_returned(call) {
+            objects.push(LockObject {
+                site: cx.site(call, call, None, call.span),
+                methods: object_methods(spec),
+            });
         }
         // Releases: on the object / handle, or the handle passed to the manager.
         // A release with no acquisition in sight (`getLock(k).forceUnlock()`) still counts.

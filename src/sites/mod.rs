@@ -23,7 +23,10 @@ mod site;
 pub mod sql;
 pub mod wrapper;
 
-pub use site::{describe_key, Class, FileAnalysis, LockSite, Release, SiteKind, Ttl, Wait};
+pub use site::{
+    describe_key, Class, FileAnalysis, LockObject, LockSite, ObjectMethods, Release, SiteKind, Ttl,
+    Wait,
+};
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -221,7 +224,14 @@ pub fn analyze<'m>(
         });
     }
     let mut releases = Vec::new();
-    library::analyze(model, catalog, &next, versions, (&mut sites, &mut releases));
+    let mut objects = Vec::new();
+    library::analyze(
+        model,
+        catalog,
+        &next,
+        versions,
+        (&mut sites, &mut releases, &mut objects),
+    );
     handles::analyze(model, catalog, versions, (&mut sites, &mut releases));
     sql::analyze(model, catalog, &next, &mut sites, &mut releases);
     // The sites by key, in order: a release pairs with the first that fits.
@@ -300,7 +310,7 @@ pub fn analyze<'m>(
             });
         }
     }
-    wrapper::sites_for_calls(model, path, wrappers, &mut sites);
+    wrapper::sites_for_calls(model, path, wrappers, &mut sites, &mut objects);
     lifecycle::complete(model, &next, catalog, &cmds, &mut sites, &mut releases);
     let mut fa = FileAnalysis {
         model,
@@ -308,6 +318,7 @@ pub fn analyze<'m>(
         text,
         sites,
         releases,
+        objects,
     };
     classify_all(&mut fa, 0, classify);
     fa
@@ -419,7 +430,7 @@ pub fn add_wrapper_calls(
     classify: &classify::UserClasses,
 ) {
     let first = fa.sites.len();
-    wrapper::sites_for_calls(fa.model, path, wrappers, &mut fa.sites);
+    wrapper::sites_for_calls(fa.model, path, wrappers, &mut fa.sites, &mut fa.objects);
     let next = command::chain_successors(fa.model);
     lifecycle::complete(
         fa.model,

@@ -222,6 +222,28 @@ impl LockSite {
     }
 }
 
+/// A lock object a function makes and returns without taking it (`return
+/// r.lock(name, timeout=ttl)`): its callers take it (`with get_lock(..)`,
+/// `get_lock(..).acquire()`), so the function is a lock factory for them.
+#[derive(Debug, Clone)]
+pub struct LockObject {
+    /// The acquisition as its callers will make it: the factory call's key,
+    /// lease and wait, at the factory call.
+    pub site: LockSite,
+    pub methods: ObjectMethods,
+}
+
+/// What takes and gives back a lock object (the catalog's `acquire-methods`
+/// and `release-methods`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct ObjectMethods {
+    pub acquire: Vec<String>,
+    /// The acquire methods that may return without the lock (`acquire()` of
+    /// etcd3gw, `tryLock`).
+    pub trying: Vec<String>,
+    pub release: Vec<String>,
+}
+
 /// A delete of a lock key.
 #[derive(Debug, Clone)]
 pub struct Release {
@@ -287,6 +309,8 @@ pub struct FileAnalysis<'m> {
     pub text: &'m str,
     pub sites: Vec<LockSite>,
     pub releases: Vec<Release>,
+    /// Lock objects returned untaken: the functions are lock factories.
+    pub objects: Vec<LockObject>,
 }
 
 impl FileAnalysis<'_> {

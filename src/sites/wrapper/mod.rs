@@ -14,7 +14,8 @@ use std::collections::{HashMap, HashSet};
 
 mod calls;
 
-use super::{resolve, FileAnalysis, LockSite, Ttl, Wait};
+use super::library::Binding;
+use super::{resolve, FileAnalysis, LockObject, LockSite, ObjectMethods, Ttl, Wait};
 use crate::catalog::Scope;
 use crate::lang::profile::profile;
 use crate::model::{
@@ -45,6 +46,14 @@ pub struct Wrapper {
     pub guard: bool,
     /// The function returns the lock or the try-acquire's result.
     pub returns: bool,
+    /// The function returns a lock object untaken (`return r.lock(name)`):
+    /// a caller takes it with one of these methods or a guard.
+    #[serde(default)]
+    pub object: Option<ObjectMethods>,
+    /// A parameter whose literal value turns the lock off (`global_scope=False`
+    /// takes a local lock instead): index, name, and the value that does.
+    #[serde(default)]
+    pub switch: Option<(usize, String, bool)>,
     /// The acquisition inside, as a template for the callers' sites: resolved
     /// in the wrapper's own file, with nothing that indexes its model.
     pub site: LockSite,
@@ -181,6 +190,34 @@ impl<'f> Shape<'f> {
         (self.named || guard || returns, guard, returns)
     }
 
+    /// A parameter that turns the lock off before it is taken (`if not
+    /// global_scope: return local_lock(..)`): its index among the caller's
+    /// arguments, its name, and whether a true value (else a false one) skips.
+    fn switch(&self, site: &LockSite) -> Option<(usize, String, bool)> {
+        self.conditionals.iter().find_map(|c| {
+            let before = c.stmt.end <= site.span.start;
+            let leaves = self
+                .exits
+                .iter()
+                .any(|e| e.kind == crate::model::ExitKind::Return && c.stmt.contains(e.span));
+            if !before || !leaves {
+                return None;
+            }
+            let cond = c
+                .text
+                .trim()
+                .trim_start_matches('(')
+                .trim_end_matches(')')
+                .trim();
+            let (name, on) = match cond.strip_prefix("not ").or(cond.strip_prefix('!')) {
+                Some(name) => (name.trim(), false),
+                None => (cond, true),
+            };
+            let i = self.params.iter().position(|p| *p == name)?;
+            Some((i, name.to_string(), on))
+        })
+    }
+
     /// Is the acquisition taken only when a parameter says so
     /// (`if for_update: q = q.with_for_update()`)? Then a call locks nothing
     /// unless its caller asks, which the call's arguments decide, not the helper.
@@ -265,15 +302,7 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
         if !shape.named && !guard && ends_inside(fa, f, site) {
             continue;
         }
-        let params = params_without_self(f, fa.model.language);
-        let key_param = params
-            .iter()
-            .enumerate()
-            .find(|(_, p)| {
-                mentions(&site.key_text, p)
-                    || site.key.as_ref().is_some_and(|k| mentions(&k.text, p))
-            })
-            .map(|(i, p)| (i, p.to_string()));
+        let keyed = key_param(f, fa.model.language, site).is_some();
         // A call site must add something the wrapper's own site lacks: the
         // caller's key, the caller's code under the lock, the handle or
         // result, or a lock still held when the wrapper returns. A job that
@@ -283,25 +312,64 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
             .iter()
             .any(|&r| fa.releases.get(r).is_some_and(|r| f.span.contains(r.span)));
         let held = !site.guarded && !released_here && !releases_receiver(fa.model, f, site);
-        let adds = guard || returns || key_param.is_some() || held;
+        let adds = guard || returns || keyed || held;
         if !helper || !adds || !named.insert(simple_name(&f.name)) {
             continue;
         }
         out.push(Wrapper {
-            name: simple_name(&f.name).to_string(),
-            language: fa.model.language.catalog_language(),
-            path: path.to_path_buf(),
-            stem: super::module_name(path, fa.model.language),
-            dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
-            class: class_of(&f.name).map(str::to_string),
-            line: line_of(site.span.start),
-            key_param,
             guard: guard || site.guarded && !returns,
             returns,
-            site: template(site, fa.model),
+            switch: shape.switch(site),
+            ..wrapper(fa, path, f, site, line_of(site.span.start))
         });
     }
+    // Factories: every function that returns a lock object untaken.
+    for LockObject { site, methods } in &fa.objects {
+        let Some(func) = site.func else { continue };
+        let f = &fa.model.functions[func];
+        if named.insert(simple_name(&f.name)) {
+            let shape = shapes.entry(func).or_insert_with(|| Shape::new(fa, f));
+            out.push(Wrapper {
+                returns: true,
+                object: Some(methods.clone()),
+                switch: shape.switch(site),
+                ..wrapper(fa, path, f, site, line_of(site.span.start))
+            });
+        }
+    }
     out
+}
+
+/// The wrapper `f` of `path` is for its lock `site` (at `line`), as neither
+/// a guard nor returning anything.
+fn wrapper(fa: &FileAnalysis, path: &Path, f: &Function, site: &LockSite, line: usize) -> Wrapper {
+    Wrapper {
+        name: simple_name(&f.name).to_string(),
+        language: fa.model.language.catalog_language(),
+        path: path.to_path_buf(),
+        stem: super::module_name(path, fa.model.language),
+        dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        class: class_of(&f.name).map(str::to_string),
+        line,
+        key_param: key_param(f, fa.model.language, site),
+        guard: false,
+        returns: false,
+        object: None,
+        switch: None,
+        site: template(site, fa.model),
+    }
+}
+
+/// Which of `f`'s parameters (index among those a caller passes, name) the
+/// key of `site` is built from.
+fn key_param(f: &Function, language: Language, site: &LockSite) -> Option<(usize, String)> {
+    params_without_self(f, language)
+        .iter()
+        .enumerate()
+        .find(|(_, p)| {
+            mentions(&site.key_text, p) || site.key.as_ref().is_some_and(|k| mentions(&k.text, p))
+        })
+        .map(|(i, p)| (i, p.to_string()))
 }
 
 /// `site` as a template for calls in any file. Its expressions are resolved
@@ -358,12 +426,64 @@ fn on_pool(call: &Call, site: &LockSite) -> bool {
         })
 }
 
-/// Lock sites for the calls of wrappers in one file.
+/// Where a caller takes the lock object a factory wrapper's `call` returns.
+enum Taken<'m> {
+    /// `with get_lock(..):`, or a name bound to it guarding a block later.
+    Guard,
+    /// `l = get_lock(..); l.acquire()`, `get_lock(..).acquire()`.
+    By(&'m Call),
+    /// Returned on: the caller is a factory too.
+    Returned,
+}
+
+fn taken<'m>(model: &'m FileModel, call: &Call, methods: &ObjectMethods) -> Option<Taken<'m>> {
+    if call.usage == crate::model::Usage::Guard {
+        return Some(Taken::Guard);
+    }
+    let object = Binding::of(model, call);
+    if let Some(c) = model
+        .calls_in(call.func)
+        .find(|c| methods.acquire.contains(&c.name) && object.is_receiver_of(model, c))
+    {
+        return Some(Taken::By(c));
+    }
+    let bound = call.usage.bound_names();
+    if model
+        .guard_names
+        .iter()
+        .any(|(name, at)| at.start > call.span.end && bound.contains(&name.as_str()))
+    {
+        return Some(Taken::Guard);
+    }
+    model.is_returned(call).then_some(Taken::Returned)
+}
+
+/// Does `call` pass the literal that turns `w`'s lock off (`global_scope=False`)?
+fn switched_off(call: &Call, w: &Wrapper) -> bool {
+    let Some((i, name, on)) = &w.switch else {
+        return false;
+    };
+    let Some(arg) = call.keyword(name).or_else(|| call.positional(*i)) else {
+        return false;
+    };
+    const TRUE: &[&str] = &["True", "true"];
+    const FALSE: &[&str] = &["False", "false", "None", "nil", "null", "undefined"];
+    let text = arg.text.trim();
+    if *on {
+        TRUE.contains(&text)
+    } else {
+        FALSE.contains(&text)
+    }
+}
+
+/// Lock sites for the calls of wrappers in one file; the calls of factory
+/// wrappers that are returned untaken go to `objects`.
 pub fn sites_for_calls(
     model: &FileModel,
     path: &Path,
     wrappers: &[Wrapper],
     sites: &mut Vec<LockSite>,
+    objects: &mut Vec<LockObject>,
 ) {
     for call in &model.calls {
         let Some((_, w)) = wrappers
@@ -381,9 +501,16 @@ pub fn sites_for_calls(
         {
             continue;
         }
-        if on_pool(call, &w.site) {
+        if on_pool(call, &w.site) || switched_off(call, w) {
             continue;
         }
+        let use_ = match &w.object {
+            Some(methods) => match taken(model, call, methods) {
+                Some(t) => Some(t),
+                None => continue,
+            },
+            None => None,
+        };
         let key = match &w.key_param {
             Some((i, name)) => call.keyword(name).or_else(|| call.positional(*i)).cloned(),
             // Fixed inside the wrapper (already detached): shown at the call.
@@ -433,6 +560,28 @@ pub fn sites_for_calls(
         site.expects_release = false;
         site.handle = None;
         site.owner = None;
+        match (use_, &w.object) {
+            (Some(Taken::Guard), _) => site.guarded = true,
+            // Already a site of its own (a typed lock object: `mutex.Lock()` on a
+            // `*concurrency.Mutex` the factory returned).
+            (Some(Taken::By(c)), _) if sites.iter().any(|s| s.call == c.id) => continue,
+            (Some(Taken::By(c)), Some(methods)) => {
+                site.call = c.id;
+                site.result_call = c.id;
+                site.span = c.span;
+                site.command = c.name.clone();
+                site.try_acquire = w.site.try_acquire || methods.trying.contains(&c.name);
+                site.section = held_section(model, c);
+            }
+            (Some(Taken::Returned), Some(methods)) => {
+                objects.push(LockObject {
+                    site,
+                    methods: methods.clone(),
+                });
+                continue;
+            }
+            _ => {}
+        }
         sites.push(site);
     }
 }
