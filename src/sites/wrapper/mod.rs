@@ -563,8 +563,22 @@ pub fn sites_for_calls(
         match (use_, &w.object) {
             (Some(Taken::Guard), _) => site.guarded = true,
             // Already a site of its own (a typed lock object: `mutex.Lock()` on a
-            // `*concurrency.Mutex` the factory returned).
-            (Some(Taken::By(c)), _) if sites.iter().any(|s| s.call == c.id) => continue,
+            // `*concurrency.Mutex`, `lock.tryLock(..)` on an `RLock` the factory
+            // returned): the factory's call gives it the key it could not see.
+            (Some(Taken::By(c)), _) if sites.iter().any(|s| s.call == c.id) => {
+                for own in sites
+                    .iter_mut()
+                    .filter(|s| s.call == c.id && s.key.is_none())
+                {
+                    own.key = site.key.clone();
+                    own.key_text = site.key_text.clone();
+                    own.via = site.via.clone();
+                    own.api = site.api.clone();
+                    own.section = held_section(model, c);
+                    own.evidence.insert(0, site.evidence[0].clone());
+                }
+                continue;
+            }
             (Some(Taken::By(c)), Some(methods)) => {
                 site.call = c.id;
                 site.result_call = c.id;
