@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::collections::{HashMap, HashSet};
 
 mod calls;
+mod objects;
 
-use super::library::Binding;
 use super::{resolve, FileAnalysis, LockObject, LockSite, ObjectMethods, Ttl, Wait};
 use crate::catalog::Scope;
 use crate::lang::profile::profile;
@@ -23,6 +23,7 @@ use crate::model::{
 };
 use calls::calls_wrapper;
 pub use calls::{distinctive, may_call, module_spellings};
+use objects::{switched_off, taken, Taken};
 
 /// A function that acquires a lock for its callers.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -424,56 +425,6 @@ fn on_pool(call: &Call, site: &LockSite) -> bool {
             let last = a.value.text.rsplit(['.', ':']).next().unwrap_or_default();
             last.to_ascii_lowercase().ends_with("pool")
         })
-}
-
-/// Where a caller takes the lock object a factory wrapper's `call` returns.
-enum Taken<'m> {
-    /// `with get_lock(..):`, or a name bound to it guarding a block later.
-    Guard,
-    /// `l = get_lock(..); l.acquire()`, `get_lock(..).acquire()`.
-    By(&'m Call),
-    /// Returned on: the caller is a factory too.
-    Returned,
-}
-
-fn taken<'m>(model: &'m FileModel, call: &Call, methods: &ObjectMethods) -> Option<Taken<'m>> {
-    if call.usage == crate::model::Usage::Guard {
-        return Some(Taken::Guard);
-    }
-    let object = Binding::of(model, call);
-    if let Some(c) = model
-        .calls_in(call.func)
-        .find(|c| methods.acquire.contains(&c.name) && object.is_receiver_of(model, c))
-    {
-        return Some(Taken::By(c));
-    }
-    let bound = call.usage.bound_names();
-    if model
-        .guard_names
-        .iter()
-        .any(|(name, at)| at.start > call.span.end && bound.contains(&name.as_str()))
-    {
-        return Some(Taken::Guard);
-    }
-    model.is_returned(call).then_some(Taken::Returned)
-}
-
-/// Does `call` pass the literal that turns `w`'s lock off (`global_scope=False`)?
-fn switched_off(call: &Call, w: &Wrapper) -> bool {
-    let Some((i, name, on)) = &w.switch else {
-        return false;
-    };
-    let Some(arg) = call.keyword(name).or_else(|| call.positional(*i)) else {
-        return false;
-    };
-    const TRUE: &[&str] = &["True", "true"];
-    const FALSE: &[&str] = &["False", "false", "None", "nil", "null", "undefined"];
-    let text = arg.text.trim();
-    if *on {
-        TRUE.contains(&text)
-    } else {
-        FALSE.contains(&text)
-    }
 }
 
 /// Lock sites for the calls of wrappers in one file; the calls of factory
