@@ -197,4 +197,57 @@ mod tests {
         let plain = lower(Language::Ruby, "class Plain\nend\n", false).expect("parses");
         assert!(plain.supers.is_empty());
     }
+
+    /// A function returns a call's result only when it returns the value
+    /// itself, directly or through the name it is bound to.
+    #[test]
+    fn returned_results() {
+        let cases = [
+            (Language::Python, "def f(n):\n    return r.lock(n)\n", true),
+            (
+                Language::Python,
+                "def f(n):\n    l = r.lock(n)\n    return l\n",
+                true,
+            ),
+            (
+                Language::Python,
+                "def f(n):\n    l = r.lock(n)\n    return l.locked()\n",
+                false,
+            ),
+            (
+                Language::Python,
+                "def f(n):\n    return r.lock(n).locked()\n",
+                false,
+            ),
+            (
+                Language::Python,
+                "def f(n):\n    return describe(r.lock(n))\n",
+                false,
+            ),
+            (
+                Language::Python,
+                "def f(ns):\n    return [r.lock(n) for n in ns]\n",
+                false,
+            ),
+            (
+                Language::TypeScript,
+                "function f(n) {\n  return new Mutex(r, n);\n}\n",
+                true,
+            ),
+            (
+                Language::Go,
+                "func f(n string) (*M, error) {\n\tm, err := c.NewMutex(n)\n\treturn m, err\n}\n",
+                true,
+            ),
+        ];
+        for (language, src, want) in cases {
+            let model = lower(language, src, false).expect("parses");
+            let call = model
+                .calls
+                .iter()
+                .find(|c| matches!(c.name.as_str(), "lock" | "Mutex" | "NewMutex"))
+                .expect("the lock call");
+            assert_eq!(model.is_returned(call), want, "{src}");
+        }
+    }
 }

@@ -65,15 +65,24 @@ impl FileModel {
         pick(&self.exits, Self::slot(&self.by_function().exits, func))
     }
 
-    /// Does `call`'s function return its result (`return r.lock(k)`, or
-    /// `l = r.lock(k)` ... `return l`), as the lowering records returns?
+    /// Does `call`'s function return its result itself (`return r.lock(k)`,
+    /// `return new Mutex(..)`, or `l = r.lock(k)` ... `return l` / `return
+    /// l, nil`)? Not `return l.locked()`, `return [r.lock(n) for n in ns]`
+    /// or `return describe(r.lock(k))`.
     pub fn is_returned(&self, call: &Call) -> bool {
         let Some(func) = call.func else { return false };
         let bound = call.usage.bound_names();
         self.exits_in(Some(func)).any(|e| {
-            e.kind == super::ExitKind::Return
-                && (e.span.contains(call.span)
-                    || bound.iter().any(|n| super::mentions(&e.value, n)))
+            let value = e.value.trim();
+            let value = value.strip_prefix("await ").unwrap_or(value).trim_start();
+            let value = value.strip_prefix("new ").unwrap_or(value);
+            let itself = e.span.contains(call.span)
+                && value.starts_with(call.callee.as_str())
+                && !self.calls_in(Some(func)).any(|c| {
+                    c.id != call.id && c.span.contains(call.span) && e.span.contains(c.span)
+                });
+            let named = value.split(',').any(|v| bound.contains(&v.trim()));
+            e.kind == super::ExitKind::Return && (itself || named)
         })
     }
 
