@@ -236,6 +236,19 @@ pub(super) fn calls_wrapper(
             let unexported = profile(model.language).package_scope
                 && class.starts_with(|c: char| c.is_ascii_lowercase())
                 && path.parent() != Some(w.dir.as_path());
+            // Another method of the same Go type in another file of its
+            // package: `s.Lock()` in `func (s *Server) purgeMember`.
+            let same_type = call
+                .func
+                .and_then(|f| class_of(&model.functions[f].name))
+                .is_some_and(|own_class| own_class == class);
+            if own
+                && same_type
+                && profile(model.language).package_scope
+                && path.parent() == Some(w.dir.as_path())
+            {
+                return Some(3);
+            }
             if own {
                 // An inherited helper: `this.withLock(..)` in a subclass.
                 (model.function_named(&w.name).is_none()
