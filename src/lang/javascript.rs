@@ -66,7 +66,7 @@ macro_rules! js_table {
                 "method_definition",
                 "generator_function_declaration",
             ],
-            classes: &["class_declaration", "class"],
+            classes: &["class_declaration", "abstract_class_declaration", "class"],
             guarded_bodies: &[],
             guard_items: &[],
             finally: &["finally_clause"],

@@ -185,6 +185,12 @@ mod tests {
                 "Runner",
                 vec!["BaseRunner", "Job"],
             ),
+            (
+                Language::TypeScript,
+                "export abstract class Runner extends PeriodicRunner {}\n",
+                "Runner",
+                vec!["PeriodicRunner"],
+            ),
         ];
         for (language, src, class, want) in cases {
             let model = lower(language, src, false).expect("parses");

@@ -176,6 +176,22 @@ fn inherits(model: &FileModel, call: &Call, class: &str) -> bool {
         .is_some_and(|own| model.extends(own, class))
 }
 
+/// Does the class of `call`'s method (or, outside a class, the file) define
+/// a method `name` of its own, which `this.name(..)` then calls?
+fn defines_own(model: &FileModel, call: &Call, name: &str) -> bool {
+    if model.function_named(name).is_none() {
+        return false;
+    }
+    let class = call.func.and_then(|f| class_of(&model.functions[f].name));
+    match class {
+        Some(class) => model
+            .functions
+            .iter()
+            .any(|f| class_of(&f.name) == Some(class) && simple_name(&f.name) == name),
+        None => true,
+    }
+}
+
 /// Does `model` import `class` by name (`import { Runner } from ..`,
 /// `from locks import Runner`, `import a.b.Runner;`)?
 fn imports_class(model: &FileModel, class: &str) -> bool {
@@ -250,8 +266,9 @@ pub(super) fn calls_wrapper(
                 return Some(3);
             }
             if own {
-                // An inherited helper: `this.withLock(..)` in a subclass.
-                (model.function_named(&w.name).is_none()
+                // An inherited helper: `this.withLock(..)` in a subclass that
+                // does not define its own.
+                (!defines_own(model, call, &w.name)
                     && (imports_class(model, class) || inherits(model, call, class)))
                 .then_some(2)
             } else {
