@@ -153,11 +153,13 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
         // keeps both analyses instead of overwriting one with the other.
         cx.round = round as u8;
         let callers = Callers::new(&fresh);
-        let both = Prefilter::either(&prefilter, &Callers::new(&cx.wrappers).names);
-        // When pass 1 looked for every fresh name, only the files holding one are read again.
+        let both = Prefilter::either(&prefilter, &Callers::new(&cx.wrappers).gate);
+        // When pass 1 looked for every fresh name and class, only the files
+        // holding one are read again.
         let looked_for: Option<Vec<usize>> = fresh
             .iter()
-            .map(|w| known.binary_search(&w.name).ok())
+            .flat_map(|w| std::iter::once(&w.name).chain(&w.class))
+            .map(|n| known.binary_search(n).ok())
             .collect();
         let redone: Vec<(usize, Scanned)> = files
             .par_iter()
@@ -208,7 +210,7 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
     if !cx.by_callers.is_empty() {
         cx.round = 0;
         cx.seal(Pass::Classes, settings);
-        let both = Prefilter::either(&prefilter, &Callers::new(&cx.wrappers).names);
+        let both = Prefilter::either(&prefilter, &Callers::new(&cx.wrappers).gate);
         let redone: Vec<(usize, Scanned)> = files
             .par_iter()
             .enumerate()
@@ -256,7 +258,12 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
         }
     }
     if let Some(cache) = &settings.cache {
-        cache.set_names(cx.wrappers.iter().map(|w| w.name.clone()).collect());
+        // Names and classes: a subclass file names only the class.
+        let words = cx
+            .wrappers
+            .iter()
+            .flat_map(|w| std::iter::once(&w.name).chain(&w.class));
+        cache.set_names(words.cloned().collect());
         let (hits, misses) = cache.counts();
         trace(format_args!("cache: {hits} hits, {misses} misses"));
         if let Err(e) = cache.save() {

@@ -209,6 +209,9 @@ pub(super) fn analyse_text(
             .collect();
         defined = again;
     }
+    defined.extend(wrapper::inherited(&model, &file.path, &cx.wrappers, |at| {
+        index.line_col(at).0
+    }));
     let wanted = consts::wanted(&analysis, &file.path);
     let mut findings = checks::run(&analysis, &settings.rules);
     policy::severities(&mut findings, &file.rel, settings);

@@ -199,11 +199,17 @@ pub(super) fn read_constants(files: &[SourceFile], wanted: &[Wanted]) -> Project
 /// re-parses only those (a file's own wrappers were applied in pass 1).
 pub(super) struct Callers {
     /// Wrapper names, as whole words.
-    pub names: Prefilter,
+    names: Prefilter,
+    /// Wrapper names and classes, as whole words: what makes a file worth
+    /// parsing in a callers' round (a caller, or a subclass inheriting one).
+    pub gate: Prefilter,
     name_list: Vec<String>,
     /// The wrappers' module names (import paths, receivers).
     modules: Prefilter,
     module_list: Vec<String>,
+    /// The wrappers' classes, as whole words: a file naming one may declare a
+    /// subclass that inherits the wrapper (see [`wrapper::inherited`]).
+    classes: Prefilter,
 }
 
 impl Callers {
@@ -222,9 +228,15 @@ impl Callers {
                 .filter(|m| !m.is_empty())
                 .collect(),
         );
+        let class_list = sorted(wrappers.iter().filter_map(|w| w.class.clone()).collect());
+        let gate = Prefilter::exact(&sorted(
+            name_list.iter().chain(&class_list).cloned().collect(),
+        ));
         Callers {
             names: Prefilter::exact(&name_list),
+            gate,
             modules: Prefilter::new(&module_list),
+            classes: Prefilter::exact(&class_list),
             name_list,
             module_list,
         }
@@ -240,7 +252,8 @@ impl Callers {
         };
         let named = self.names.words_in(&bytes);
         if named.is_empty() {
-            return false;
+            // `class LockService < BaseLockService`: its methods are the base's.
+            return !self.classes.words_in(&bytes).is_empty();
         }
         let modules = std::cell::OnceCell::new();
         let names_module = |w: &Wrapper| {

@@ -216,6 +216,8 @@ pub(super) fn calls_wrapper(
     let same_file = path == w.path;
     let receiver = call.receiver.as_deref().map(|r| r.text.as_str());
     match receiver {
+        // A bare call in the subclass's file is the base's wrapper's call.
+        None if w.inherited => None,
         None => (same_file
             || (profile(model.language).package_scope && path.parent() == Some(w.dir.as_path()))
             || model.imports.iter().any(|i| {
@@ -240,6 +242,9 @@ pub(super) fn calls_wrapper(
                 .unwrap_or(r)
                 .trim_start_matches('@');
             let own = resolve::is_self(model, call.func, last);
+            if own && w.inherited {
+                return None;
+            }
             if (same_file && own)
                 || last.eq_ignore_ascii_case(&w.stem)
                 || last.eq_ignore_ascii_case(&w.stem.replace('_', ""))

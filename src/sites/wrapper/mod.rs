@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::collections::{HashMap, HashSet};
 
 mod calls;
+mod inherit;
 mod objects;
 
 use super::{resolve, FileAnalysis, LockObject, LockSite, ObjectMethods, Ttl, Wait};
@@ -23,6 +24,7 @@ use crate::model::{
 };
 use calls::calls_wrapper;
 pub use calls::{distinctive, may_call, module_spellings};
+pub use inherit::inherited;
 use objects::{switched_off, taken, Taken};
 
 /// A function that acquires a lock for its callers.
@@ -55,6 +57,10 @@ pub struct Wrapper {
     /// takes a local lock instead): index, name, and the value that does.
     #[serde(default)]
     pub switch: Option<(usize, String, bool)>,
+    /// A subclass's copy of its base class's wrapper (see [`inherited`]),
+    /// called through the subclass's name from elsewhere.
+    #[serde(default)]
+    pub inherited: bool,
     /// The acquisition inside, as a template for the callers' sites: resolved
     /// in the wrapper's own file, with nothing that indexes its model.
     pub site: LockSite,
@@ -177,7 +183,8 @@ impl<'f> Shape<'f> {
     /// the handle or result).
     fn helper(&self, fa: &FileAnalysis, site: &LockSite) -> (bool, bool, bool) {
         let calls_param = self.last_param_call.is_some_and(|at| at > site.span.start);
-        let yields = self.last_yield.is_some_and(|at| at >= site.span.end);
+        // A Ruby block is part of its call: `with_advisory_lock!(k) do yield end`.
+        let yields = self.last_yield.is_some_and(|at| at > site.span.start);
         let guard = calls_param || yields;
         let result = fa.model.call(site.result_call).usage.bound_names();
         let returns = self.exits.iter().any(|e| {
@@ -357,6 +364,7 @@ fn wrapper(fa: &FileAnalysis, path: &Path, f: &Function, site: &LockSite, line: 
         returns: false,
         object: None,
         switch: None,
+        inherited: false,
         site: template(site, fa.model),
     }
 }
