@@ -234,6 +234,11 @@ fn claimant_before(bytes: &[u8], at: usize, stems: &[String]) -> bool {
         .any(|part| stems.iter().any(|s| part.starts_with(s.as_str())))
 }
 
+/// Can `b` be part of an identifier?
+fn is_ident(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
 /// Is `bytes[start..end]` a whole identifier (nothing alphanumeric or `_` on either side)?
 fn whole_word(bytes: &[u8], start: usize, end: usize) -> bool {
     let ident = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
@@ -271,8 +276,14 @@ impl Prefilter {
     fn build(words: &[String], ignore_case: bool) -> Self {
         // A DFA: more memory than the default, but the scan over every byte
         // of the tree is the hot path.
+        // Leftmost-longest is exact for identifiers (see `words_in`).
+        let kind = match words.iter().all(|w| w.bytes().all(is_ident)) {
+            true => aho_corasick::MatchKind::LeftmostLongest,
+            false => aho_corasick::MatchKind::Standard,
+        };
         let automata = AhoCorasick::builder()
             .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+            .match_kind(kind)
             .ascii_case_insensitive(ignore_case)
             .build(words)
             .ok()
@@ -295,20 +306,35 @@ impl Prefilter {
 
     /// Which patterns occur in `bytes` as whole identifiers (indices into
     /// the words given to `exact`): `withLock` is not found in `withLockRetry`.
+    ///
+    /// When every word is an identifier, leftmost-longest matches find them
+    /// all: a whole word cannot start inside another match (an identifier
+    /// byte precedes it), and of the words starting at one place only the
+    /// longest can be whole (a shorter one ends before an identifier byte).
+    /// That search skips ahead with a vectorised prefilter; the overlapping
+    /// one visits every byte.
     pub fn words_in(&self, bytes: &[u8]) -> Vec<usize> {
-        let ident = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
+        let ident = |b: Option<&u8>| b.is_some_and(|b| is_ident(*b));
+        let whole = |m: &aho_corasick::Match| {
+            let before = m.start().checked_sub(1).and_then(|i| bytes.get(i));
+            !ident(before) && !ident(bytes.get(m.end()))
+        };
         let mut found: Vec<usize> = self
             .automata
             .iter()
-            .filter(|ac| ac.is_match(bytes))
-            .flat_map(|ac| {
-                ac.find_overlapping_iter(bytes)
-                    .filter(|m| {
-                        let before = m.start().checked_sub(1).and_then(|i| bytes.get(i));
-                        !ident(before) && !ident(bytes.get(m.end()))
-                    })
-                    .map(|m| m.pattern().as_usize())
-                    .collect::<Vec<_>>()
+            .flat_map(|ac| -> Vec<usize> {
+                match ac.match_kind() == aho_corasick::MatchKind::LeftmostLongest {
+                    true => ac
+                        .find_iter(bytes)
+                        .filter(whole)
+                        .map(|m| m.pattern().as_usize())
+                        .collect(),
+                    false => ac
+                        .find_overlapping_iter(bytes)
+                        .filter(whole)
+                        .map(|m| m.pattern().as_usize())
+                        .collect(),
+                }
             })
             .collect();
         found.sort_unstable();

@@ -51,6 +51,14 @@ pub struct Profile {
     /// The dependency manifests that state a project's library versions, lock
     /// files first (`*` stands for any text: `requirements*.txt`).
     pub manifests: &'static [&'static str],
+    /// A class header extending one of `CLASSES` (a regex alternation put in
+    /// its place), as a prefilter for files that may inherit a wrapper
+    /// called through the subclass's own name (`LockService.call`, Ruby and
+    /// Python class methods). `None` elsewhere: Go, Rust and SQL have no
+    /// such inheritance, and Java and JavaScript callers reach a method
+    /// through instances (re-reading ruoyi's 400 `extends BaseMapperX`
+    /// mappers found no site the wrapper's name had not found already).
+    pub subclass_header: Option<&'static str>,
 }
 
 const ALL_EXITS: &[ExitKind] = &[
@@ -85,6 +93,7 @@ const C_STYLE: Profile = Profile {
     minified_bundles: false,
     implicit_fields: false,
     manifests: &[],
+    subclass_header: None,
 };
 
 static PYTHON: Profile = Profile {
@@ -97,6 +106,7 @@ static PYTHON: Profile = Profile {
     constructors: &["__init__"],
     test_files: &["test_*.py", "*_test.py"],
     manifests: &["poetry.lock", "requirements*.txt", "pyproject.toml"],
+    subclass_header: Some(r"\bclass\s+\w+\s*\([^)]*?\b(?:CLASSES)\b"),
     ..C_STYLE
 };
 
@@ -124,6 +134,7 @@ static RUBY: Profile = Profile {
     ],
     test_files: &["*_spec.rb"],
     manifests: &["Gemfile.lock"],
+    subclass_header: Some(r"\bclass\s+[\w:]+\s*<\s*(?:[\w:]*::)?(?:CLASSES)\b"),
     ..C_STYLE
 };
 
@@ -210,6 +221,26 @@ static RUST: Profile = Profile {
     manifests: &["Cargo.lock"],
     ..C_STYLE
 };
+
+/// Every profile's [`Profile::subclass_header`], once each.
+pub fn subclass_headers() -> Vec<&'static str> {
+    let mut all: Vec<&str> = [
+        &C_STYLE,
+        &PYTHON,
+        &RUBY,
+        &SQL,
+        &JAVASCRIPT,
+        &JAVA,
+        &GO,
+        &RUST,
+    ]
+    .iter()
+    .filter_map(|p| p.subclass_header)
+    .collect();
+    all.sort_unstable();
+    all.dedup();
+    all
+}
 
 /// The profile of `language` (TypeScript shares JavaScript's).
 pub fn profile(language: Language) -> &'static Profile {

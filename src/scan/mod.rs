@@ -158,7 +158,7 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
         // holding one are read again.
         let looked_for: Option<Vec<usize>> = fresh
             .iter()
-            .flat_map(|w| std::iter::once(&w.name).chain(&w.class))
+            .flat_map(|w| std::iter::once(&w.name).chain(w.base_class()))
             .map(|n| known.binary_search(n).ok())
             .collect();
         let redone: Vec<(usize, Scanned)> = files
@@ -262,7 +262,7 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
         let words = cx
             .wrappers
             .iter()
-            .flat_map(|w| std::iter::once(&w.name).chain(&w.class));
+            .flat_map(|w| std::iter::once(&w.name).chain(w.base_class()));
         cache.set_names(words.cloned().collect());
         let (hits, misses) = cache.counts();
         trace(format_args!("cache: {hits} hits, {misses} misses"));

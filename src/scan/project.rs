@@ -1,14 +1,17 @@
 //! What pass 1 tells pass 2 about the project: the in-house wrappers, the
 //! constants other files import, and which files may call a wrapper.
 
+use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use rayon::prelude::*;
+use regex::bytes::Regex;
 
 use super::pipeline::Pass;
 use crate::config::Settings;
 use crate::discover::SourceFile;
 use crate::lang;
+use crate::lang::profile::profile;
 use crate::lines::LineIndex;
 use crate::outcome::{FileResult, SiteInfo};
 use crate::prefilter::Prefilter;
@@ -195,6 +198,23 @@ pub(super) fn read_constants(files: &[SourceFile], wanted: &[Wanted]) -> Project
     consts
 }
 
+/// Each profile's subclass header with `classes` in place, compiled; none
+/// when there are no classes.
+fn subclass_headers(classes: &[String]) -> HashMap<&'static str, Regex> {
+    if classes.is_empty() {
+        return HashMap::new();
+    }
+    let alternation = classes
+        .iter()
+        .map(|c| regex::escape(c))
+        .collect::<Vec<_>>()
+        .join("|");
+    lang::profile::subclass_headers()
+        .into_iter()
+        .filter_map(|h| Some((h, Regex::new(&h.replace("CLASSES", &alternation)).ok()?)))
+        .collect()
+}
+
 /// Finds the files that may call a wrapper defined in another file: pass 2
 /// re-parses only those (a file's own wrappers were applied in pass 1).
 pub(super) struct Callers {
@@ -207,9 +227,10 @@ pub(super) struct Callers {
     /// The wrappers' module names (import paths, receivers).
     modules: Prefilter,
     module_list: Vec<String>,
-    /// The wrappers' classes, as whole words: a file naming one may declare a
-    /// subclass that inherits the wrapper (see [`wrapper::inherited`]).
-    classes: Prefilter,
+    /// A class header extending a wrapper's class, by profile pattern
+    /// ([`Profile::subclass_header`](crate::lang::profile::Profile)): such a
+    /// file inherits the wrapper (see [`wrapper::inherited`]).
+    subclasses: HashMap<&'static str, Regex>,
 }
 
 impl Callers {
@@ -228,7 +249,12 @@ impl Callers {
                 .filter(|m| !m.is_empty())
                 .collect(),
         );
-        let class_list = sorted(wrappers.iter().filter_map(|w| w.class.clone()).collect());
+        let class_list = sorted(
+            wrappers
+                .iter()
+                .filter_map(|w| w.base_class().cloned())
+                .collect(),
+        );
         let gate = Prefilter::exact(&sorted(
             name_list.iter().chain(&class_list).cloned().collect(),
         ));
@@ -236,7 +262,7 @@ impl Callers {
             names: Prefilter::exact(&name_list),
             gate,
             modules: Prefilter::new(&module_list),
-            classes: Prefilter::exact(&class_list),
+            subclasses: subclass_headers(&class_list),
             name_list,
             module_list,
         }
@@ -253,7 +279,10 @@ impl Callers {
         let named = self.names.words_in(&bytes);
         if named.is_empty() {
             // `class LockService < BaseLockService`: its methods are the base's.
-            return !self.classes.words_in(&bytes).is_empty();
+            return profile(f.language)
+                .subclass_header
+                .and_then(|h| self.subclasses.get(h))
+                .is_some_and(|r| r.is_match(&bytes));
         }
         let modules = std::cell::OnceCell::new();
         let names_module = |w: &Wrapper| {

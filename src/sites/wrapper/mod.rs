@@ -66,6 +66,16 @@ pub struct Wrapper {
     pub site: LockSite,
 }
 
+impl Wrapper {
+    /// The class a subclass elsewhere may extend to inherit this wrapper:
+    /// an inherited copy's class only passes it on to callers by name, so
+    /// looking for files that name it (every `XMapper` of a project whose
+    /// `BaseMapperX` locks) would re-read the project for nothing new.
+    pub fn base_class(&self) -> Option<&String> {
+        self.class.as_ref().filter(|_| !self.inherited)
+    }
+}
+
 /// The parameters a caller passes (not `self` / `cls`).
 fn params_without_self(f: &Function, language: Language) -> Vec<&str> {
     let own = profile(language).self_params;
