@@ -1125,6 +1125,67 @@ fn cache_reuses_unchanged_files_and_never_serves_stale_results() {
     assert!(!unused.exists());
 }
 
+/// A file that held nothing to analyse is not read again while its time and
+/// size stay the same and the run looks for the same wrapper names; a change
+/// to the file, or new wrapper names, has it read again.
+#[test]
+fn unchanged_inert_files_are_not_read_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (d, cache) = (tmp.path().join("src"), tmp.path().join("cache"));
+    fs::create_dir_all(&d).unwrap();
+    // Written an hour ago: a file modified within the last seconds is never
+    // recorded (its time could survive a change).
+    let write_aged = |name: &str, text: &str| {
+        let path = d.join(name);
+        fs::write(&path, text).unwrap();
+        let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(hour_ago)
+            .unwrap();
+    };
+    write_aged(
+        "claims.py",
+        "import redis\nr = redis.Redis()\n\n\ndef try_claim(job, token):\n    return r.set(f'claim:{job}', token, nx=True, ex=60)\n",
+    );
+    write_aged("plain.py", "def add(a, b):\n    return a + b\n");
+    write_aged("util.py", "def mul(a, b):\n    return a * b\n");
+    let unread = |err: &str| {
+        err.lines()
+            .find_map(|l| l.strip_suffix(" unchanged files not read"))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|n| n.parse::<usize>().ok())
+    };
+    // The first run finds the wrapper names; from the second on, the inert
+    // files are judged against them.
+    cached_check(&d, &cache);
+    cached_check(&d, &cache);
+    let (_, err) = cached_check(&d, &cache);
+    assert_eq!(unread(&err), Some(2), "{err}");
+
+    // A changed file is read again, and its new call is found.
+    write_aged(
+        "plain.py",
+        "from claims import try_claim\n\n\ndef f(job, token):\n    try_claim(job, token)\n",
+    );
+    let (out, err) = cached_check(&d, &cache);
+    assert!(out.contains("plain.py:5:5: LA104"), "{out}");
+    assert_eq!(unread(&err), Some(1), "{err}");
+
+    // New wrapper names: the next run reads every file again.
+    write_aged(
+        "grab.py",
+        "import redis\nr = redis.Redis()\n\n\ndef grab(k):\n    return r.set(k, 'x', nx=True, ex=5)\n",
+    );
+    cached_check(&d, &cache);
+    let (_, err) = cached_check(&d, &cache);
+    assert_eq!(unread(&err), Some(0), "{err}");
+    let (_, err) = cached_check(&d, &cache);
+    assert_eq!(unread(&err), Some(1), "{err}");
+}
+
 /// Runs sharing one cache folder at the same time each get the uncached
 /// findings, and leave a cache the next run reads in full.
 #[test]

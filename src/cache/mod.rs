@@ -25,6 +25,9 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
+mod inert;
+use inert::Inert;
+
 use crate::digest::hash;
 use crate::outcome::{FileResult, Notice};
 use crate::sites::consts::Wanted;
@@ -65,6 +68,8 @@ pub struct Cache {
     /// The wrapper names the previous run found (sorted).
     known_names: Vec<String>,
     names: Mutex<Option<Vec<String>>>,
+    /// Files read before and found with nothing to analyse.
+    inert: Inert,
     hits: AtomicUsize,
     misses: AtomicUsize,
 }
@@ -107,6 +112,7 @@ impl Cache {
             .unwrap_or_default();
         Cache {
             root: dir.to_path_buf(),
+            inert: Inert::new(&run, &known_names),
             run,
             entries: Mutex::new(HashMap::new()),
             dirty: Mutex::new(Vec::new()),
@@ -194,6 +200,17 @@ impl Cache {
         Some(hash(&[digest.as_bytes(), context.as_bytes()]))
     }
 
+    /// Was `path` (as `meta` describes it now) inert when a run looking for
+    /// the same wrapper names last read it? Then it need not be read.
+    pub fn is_inert(&self, path: &Path, meta: &std::fs::Metadata) -> bool {
+        self.inert.is_inert(path, meta)
+    }
+
+    /// Records whether `path` (as `meta` describes it) held nothing to analyse.
+    pub fn set_inert(&self, path: &Path, meta: &std::fs::Metadata, inert: bool) {
+        self.inert.set(path, meta, inert);
+    }
+
     /// The wrapper names the previous run of this configuration found.
     pub fn known_names(&self) -> &[String] {
         &self.known_names
@@ -208,24 +225,26 @@ impl Cache {
         }
     }
 
-    /// (hits, misses) so far.
-    pub fn counts(&self) -> (usize, usize) {
+    /// (hits, misses, unchanged inert files not read) so far.
+    pub fn counts(&self) -> (usize, usize, usize) {
         (
             self.hits.load(Ordering::Relaxed),
             self.misses.load(Ordering::Relaxed),
+            self.inert.skipped.load(Ordering::Relaxed),
         )
     }
 
-    /// Writes the entries this run changed and the wrapper names, each
-    /// atomically (a temporary file, then a rename).
+    /// Writes the entries this run changed, the inert-file records and the
+    /// wrapper names, each atomically (a temporary file, then a rename).
     pub fn save(&self) -> Result<(), String> {
         let dirty = std::mem::take(&mut *self.dirty.lock().map_err(|e| e.to_string())?);
         let names = self.names.lock().map_err(|e| e.to_string())?.take();
         let names = names.filter(|n| *n != self.known_names);
-        if dirty.is_empty() && names.is_none() {
+        if dirty.is_empty() && names.is_none() && !self.inert.changed() {
             return Ok(());
         }
         self.prepare()?;
+        self.inert.save()?;
         let entries = self.entries.lock().map_err(|e| e.to_string())?;
         for path in dirty {
             let Some(entry) = entries.get(&path) else {

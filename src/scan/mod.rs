@@ -264,8 +264,10 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
             .iter()
             .flat_map(|w| std::iter::once(&w.name).chain(w.base_class()));
         cache.set_names(words.cloned().collect());
-        let (hits, misses) = cache.counts();
-        trace(format_args!("cache: {hits} hits, {misses} misses"));
+        let (hits, misses, unread) = cache.counts();
+        trace(format_args!(
+            "cache: {hits} hits, {misses} misses, {unread} unchanged files not read"
+        ));
         if let Err(e) = cache.save() {
             report.notices.push(Notice {
                 path: cache.path().display().to_string(),

@@ -51,7 +51,15 @@ pub(super) fn scan_file(
         panic!("LOCK_AUDIT_PANIC_ON asked for a panic");
     }
     let known = cx.known.as_ref();
-    let read = source::read_text(file, settings, prefilter, known, &mut named, &mut notices);
+    let first = cx.pass == Pass::First;
+    let read = source::read_text(
+        file,
+        settings,
+        prefilter,
+        (first, known),
+        &mut named,
+        &mut notices,
+    );
     let Some(text) = read else {
         return Scanned {
             outcome: Outcome::Unparsed,

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::OnceLock;
 
 use rayon::prelude::*;
 use regex::bytes::Regex;
@@ -198,21 +199,41 @@ pub(super) fn read_constants(files: &[SourceFile], wanted: &[Wanted]) -> Project
     consts
 }
 
-/// Each profile's subclass header with `classes` in place, compiled; none
-/// when there are no classes.
-fn subclass_headers(classes: &[String]) -> HashMap<&'static str, Regex> {
-    if classes.is_empty() {
-        return HashMap::new();
+/// Each profile's subclass header with the wrappers' classes in place,
+/// compiled the first time a file of that profile asks (a run whose
+/// wrappers are all TypeScript compiles none).
+struct Subclasses {
+    alternation: Option<String>,
+    compiled: HashMap<&'static str, OnceLock<Option<Regex>>>,
+}
+
+impl Subclasses {
+    fn new(classes: &[String]) -> Self {
+        let alternation = (!classes.is_empty()).then(|| {
+            let escaped: Vec<String> = classes.iter().map(|c| regex::escape(c)).collect();
+            escaped.join("|")
+        });
+        let compiled = lang::profile::subclass_headers()
+            .into_iter()
+            .map(|h| (h, OnceLock::new()))
+            .collect();
+        Subclasses {
+            alternation,
+            compiled,
+        }
     }
-    let alternation = classes
-        .iter()
-        .map(|c| regex::escape(c))
-        .collect::<Vec<_>>()
-        .join("|");
-    lang::profile::subclass_headers()
-        .into_iter()
-        .filter_map(|h| Some((h, Regex::new(&h.replace("CLASSES", &alternation)).ok()?)))
-        .collect()
+
+    /// Does `bytes` (of a file with `header`) declare a subclass of a wrapper's class?
+    fn declared(&self, header: Option<&'static str>, bytes: &[u8]) -> bool {
+        let (Some(header), Some(alternation)) = (header, &self.alternation) else {
+            return false;
+        };
+        self.compiled.get(header).is_some_and(|slot| {
+            slot.get_or_init(|| Regex::new(&header.replace("CLASSES", alternation)).ok())
+                .as_ref()
+                .is_some_and(|r| r.is_match(bytes))
+        })
+    }
 }
 
 /// Finds the files that may call a wrapper defined in another file: pass 2
@@ -230,7 +251,7 @@ pub(super) struct Callers {
     /// A class header extending a wrapper's class, by profile pattern
     /// ([`Profile::subclass_header`](crate::lang::profile::Profile)): such a
     /// file inherits the wrapper (see [`wrapper::inherited`]).
-    subclasses: HashMap<&'static str, Regex>,
+    subclasses: Subclasses,
 }
 
 impl Callers {
@@ -262,7 +283,7 @@ impl Callers {
             names: Prefilter::exact(&name_list),
             gate,
             modules: Prefilter::new(&module_list),
-            subclasses: subclass_headers(&class_list),
+            subclasses: Subclasses::new(&class_list),
             name_list,
             module_list,
         }
@@ -279,10 +300,9 @@ impl Callers {
         let named = self.names.words_in(&bytes);
         if named.is_empty() {
             // `class LockService < BaseLockService`: its methods are the base's.
-            return profile(f.language)
-                .subclass_header
-                .and_then(|h| self.subclasses.get(h))
-                .is_some_and(|r| r.is_match(&bytes));
+            return self
+                .subclasses
+                .declared(profile(f.language).subclass_header, &bytes);
         }
         let modules = std::cell::OnceCell::new();
         let names_module = |w: &Wrapper| {

@@ -10,11 +10,14 @@ use crate::outcome::{Notice, NoticeKind};
 use crate::prefilter::Prefilter;
 
 /// Reads, decodes and parses one file; notices say why anything was skipped.
+/// In pass 1 (`first`), with the last run's wrapper names `known`, a file
+/// the cache remembers as inert and unchanged is not read at all, and every
+/// file read is remembered as inert or not.
 pub(super) fn read_text(
     file: &SourceFile,
     settings: &Settings,
     prefilter: &Prefilter,
-    known: Option<&Prefilter>,
+    (first, known): (bool, Option<&Prefilter>),
     named: &mut Vec<usize>,
     notices: &mut Vec<Notice>,
 ) -> Option<Arc<str>> {
@@ -26,7 +29,16 @@ pub(super) fn read_text(
             reason,
         })
     };
-    let size = std::fs::metadata(&file.path).map(|m| m.len()).unwrap_or(0);
+    let meta = std::fs::metadata(&file.path).ok();
+    let inert = settings
+        .cache
+        .as_ref()
+        .filter(|_| first && !settings.parse_all)
+        .zip(meta.as_ref());
+    if inert.is_some_and(|(cache, meta)| cache.is_inert(&file.path, meta)) {
+        return None;
+    }
+    let size = meta.as_ref().map_or(0, |m| m.len());
     if size > settings.max_file_size {
         notice(
             NoticeKind::Skipped,
@@ -59,7 +71,11 @@ pub(super) fn read_text(
         );
         return None;
     }
-    if !settings.parse_all && !prefilter.matches(&bytes, file.language) {
+    let rejected = !settings.parse_all && !prefilter.matches(&bytes, file.language);
+    if let Some((cache, meta)) = inert {
+        cache.set_inert(&file.path, meta, rejected && named.is_empty());
+    }
+    if rejected {
         return None;
     }
     if let Some(cache) = &settings.cache {
