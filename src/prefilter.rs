@@ -22,9 +22,12 @@ pub struct Prefilter {
 
 /// The catalog's gates compiled into one automaton.
 struct Table {
-    /// The triggers alone: most files name no library, and a plain search
-    /// rejects them faster than the overlapping one below.
-    names: AhoCorasick,
+    /// The triggers alone, by the language whose rows they name (`None`:
+    /// the rows of every language): most files name no library of their
+    /// language, and a plain search rejects them faster than the
+    /// overlapping one below (`concurrency`, etcd's Go package, is in
+    /// thousands of TypeScript files).
+    names: Vec<(Option<Language>, AhoCorasick)>,
     automaton: AhoCorasick,
     /// The literal each pattern of the automaton finds.
     literal_of: Vec<usize>,
@@ -96,8 +99,20 @@ impl Table {
         };
         let (firsts, literal_of) = first_words(&words);
         let automaton = build(&firsts)?;
-        let triggers: Vec<String> = gates.iter().flat_map(|g| g.triggers.clone()).collect();
-        let names = build(&first_words(&triggers).0)?;
+        let mut languages: Vec<Option<Language>> = gates.iter().map(|g| g.language).collect();
+        languages.sort_unstable_by_key(|l| l.map(|l| l as u8));
+        languages.dedup();
+        let names = languages
+            .into_iter()
+            .filter_map(|language| {
+                let triggers: Vec<String> = gates
+                    .iter()
+                    .filter(|g| g.language.is_none() || g.language == language)
+                    .flat_map(|g| g.triggers.clone())
+                    .collect();
+                Some((language, build(&first_words(&triggers).0)?))
+            })
+            .collect();
         let rows = gates
             .iter()
             .map(|g| Row {
@@ -117,10 +132,15 @@ impl Table {
 
     /// Does one row find both its literals in `bytes`?
     fn matches(&self, bytes: &[u8], language: Language) -> bool {
-        if !self.names.is_match(bytes) {
+        let language = language.catalog_language();
+        let names = self
+            .names
+            .iter()
+            .find(|(l, _)| *l == Some(language))
+            .or_else(|| self.names.iter().find(|(l, _)| l.is_none()));
+        if !names.is_some_and(|(_, ac)| ac.is_match(bytes)) {
             return false;
         }
-        let language = language.catalog_language();
         let applies = |row: &Row| row.language.is_none_or(|l| l == language);
         let mut named = vec![false; self.rows.len()];
         let mut operated = vec![false; self.rows.len()];
@@ -427,6 +447,11 @@ var mu sync.Mutex
         ));
         // An unqualified type by its name.
         assert!(parsed("private final RLock lock; // redisson\n", Java));
+        // Another language's library name is no trigger: etcd's Go package
+        // and its operation, spelled in TypeScript.
+        let etcd = "import { concurrency } from './pool';\nconst m = concurrency.NewMutex(s, 'jobs'); m.Lock();\n";
+        assert!(!parsed(etcd, TypeScript));
+        assert!(parsed(&etcd.replace("import {", "// {"), Go));
     }
 
     #[test]
