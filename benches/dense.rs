@@ -1,7 +1,9 @@
 //! Per-file analysis must stay linear in the size of a file: generated files
 //! with many lock sites (`bench/gen_dense.py`) checked one at a time.
 //!
-//! `cargo bench --bench dense` prints the median of 3 runs per file:
+//! `cargo bench --bench dense` prints the median of 3 runs per file, each
+//! a check and the default (human) report of its findings, as the command
+//! line prints it:
 //! - `dense.py`: 20,000 small functions, each `SET NX PX` then `DEL`
 //! - `pairs.py`: one function with 5,000 sequential `SET NX` / `DEL` pairs
 //! - `ordinary.py`: 100,000 lines of ordinary code with one lock
@@ -12,6 +14,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use lock_audit::catalog::Catalog;
+use lock_audit::report::{render, Format, RenderOptions};
 use lock_audit::{check, Settings};
 
 fn corpus() -> PathBuf {
@@ -43,6 +46,11 @@ fn main() {
         for _ in 0..3 {
             let t = Instant::now();
             let r = check(std::slice::from_ref(&file), &catalog, &settings);
+            let opts = RenderOptions {
+                color: false,
+                width: 100,
+            };
+            std::hint::black_box(render(&r, Format::Human, opts));
             runs.push(t.elapsed());
             sites = r.summary.sites;
         }

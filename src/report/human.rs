@@ -5,16 +5,58 @@
 use std::fmt;
 
 use miette::{
-    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceCode,
+    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError,
+    MietteSpanContents, SourceCode, SourceSpan, SpanContents,
 };
 
 use super::{summary_line, RenderOptions};
 use crate::checks::{Finding, Severity};
+use crate::lines::LineIndex;
 use crate::outcome::{FileResult, Report};
 
 struct Rendered<'a> {
     finding: &'a Finding,
-    source: NamedSource<String>,
+    source: Windowed<'a>,
+}
+
+/// A file's text as miette reads it, through a window of the lines around
+/// each span: miette finds a span's line by counting from the start of the
+/// text on every read, which made a file with 10,000 findings take 13 s to
+/// print. Line numbers, offsets and contents come out as for the whole text.
+struct Windowed<'t> {
+    name: &'t str,
+    text: &'t str,
+    lines: &'t LineIndex,
+}
+
+impl SourceCode for Windowed<'_> {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        let (first, _) = self.lines.line_col(span.offset());
+        let (last, _) = self.lines.line_col(span.offset() + span.len());
+        // 1-based: the first line shown, and the line after the last one read.
+        let from = first.saturating_sub(before).max(1);
+        let start = self.lines.line_start(from).unwrap_or(0);
+        let end = self
+            .lines
+            .line_start(last + after + 2)
+            .unwrap_or(self.text.len());
+        let window = self.text.as_bytes().get(start..end).unwrap_or_default();
+        let inner = SourceSpan::new((span.offset().saturating_sub(start)).into(), span.len());
+        let c = window.read_span(&inner, before, after)?;
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.to_string(),
+            c.data(),
+            SourceSpan::new((c.span().offset() + start).into(), c.span().len()),
+            c.line() + from - 1,
+            c.column(),
+            c.line_count() + from - 1,
+        )))
+    }
 }
 
 impl fmt::Debug for Rendered<'_> {
@@ -85,10 +127,15 @@ impl Diagnostic for Rendered<'_> {
 }
 
 fn render_file(handler: &GraphicalReportHandler, file: &FileResult, out: &mut String) {
+    let lines = LineIndex::new(&file.text);
     for finding in &file.findings {
         let diag = Rendered {
             finding,
-            source: NamedSource::new(&file.path, file.text.to_string()),
+            source: Windowed {
+                name: &file.path,
+                text: &file.text,
+                lines: &lines,
+            },
         };
         if handler.render_report(out, &diag).is_err() {
             out.push_str(&format!(
