@@ -1,6 +1,7 @@
 //! What a scan produces: per-file results, notices and the run summary,
 //! shared by the reports, the cache, the scan and the editor server.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::checks::Finding;
@@ -114,6 +115,14 @@ pub fn site_infos(
 ) -> Vec<SiteInfo> {
     let mut sites: Vec<&sites::LockSite> = analysis.sites.iter().collect();
     sites.sort_by_key(|s| s.span.start);
+    // By site span once: a pass over all findings per site is quadratic
+    // in a generated file with thousands of both.
+    let mut codes: HashMap<model::Span, Vec<&'static str>> = HashMap::new();
+    for (span, code) in findings {
+        if let Some(span) = span {
+            codes.entry(*span).or_default().push(code);
+        }
+    }
     sites
         .into_iter()
         .map(|s| SiteInfo {
@@ -152,11 +161,7 @@ pub fn site_infos(
                     )
                 })
                 .collect(),
-            findings: findings
-                .iter()
-                .filter(|(sp, _)| *sp == Some(s.span))
-                .map(|(_, c)| *c)
-                .collect(),
+            findings: codes.get(&s.span).cloned().unwrap_or_default(),
         })
         .collect()
 }
