@@ -261,14 +261,9 @@ fn is_ident(b: u8) -> bool {
 
 /// Is `bytes[start..end]` a whole identifier (nothing alphanumeric or `_` on either side)?
 fn whole_word(bytes: &[u8], start: usize, end: usize) -> bool {
-    let ident = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
-    let first = bytes
-        .get(start)
-        .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
-    let last = end
-        .checked_sub(1)
-        .and_then(|i| bytes.get(i))
-        .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
+    let ident = |b: Option<&u8>| b.is_some_and(|b| is_ident(*b));
+    let first = ident(bytes.get(start));
+    let last = ident(end.checked_sub(1).and_then(|i| bytes.get(i)));
     // A literal that starts or ends with punctuation (`lock!`, `FOR UPDATE`) is bounded there.
     (!first || !ident(start.checked_sub(1).and_then(|i| bytes.get(i))))
         && (!last || !ident(bytes.get(end)))
@@ -342,19 +337,12 @@ impl Prefilter {
         let mut found: Vec<usize> = self
             .automata
             .iter()
-            .flat_map(|ac| -> Vec<usize> {
-                match ac.match_kind() == aho_corasick::MatchKind::LeftmostLongest {
-                    true => ac
-                        .find_iter(bytes)
-                        .filter(whole)
-                        .map(|m| m.pattern().as_usize())
-                        .collect(),
-                    false => ac
-                        .find_overlapping_iter(bytes)
-                        .filter(whole)
-                        .map(|m| m.pattern().as_usize())
-                        .collect(),
-                }
+            .flat_map(|ac| {
+                let matches: Box<dyn Iterator<Item = aho_corasick::Match>> = match ac.match_kind() {
+                    aho_corasick::MatchKind::Standard => Box::new(ac.find_overlapping_iter(bytes)),
+                    _ => Box::new(ac.find_iter(bytes)),
+                };
+                matches.filter(whole).map(|m| m.pattern().as_usize())
             })
             .collect();
         found.sort_unstable();

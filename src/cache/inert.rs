@@ -29,7 +29,7 @@ type Stamp = (u128, u64);
 const RACY: Duration = Duration::from_secs(2);
 
 /// One folder's inert files, for the names fingerprint they were judged under.
-#[derive(Default, Clone, Serialize, Deserialize)]
+#[derive(Default, Serialize, Deserialize)]
 struct Folder {
     folder: String,
     names: String,
@@ -119,18 +119,14 @@ impl Inert {
         let Some(name) = path.file_name() else {
             return;
         };
-        // Too recent to be trusted later: not inert (a record is removed).
-        let (now, inert) = match stamp(meta) {
-            Some(now) => (now, inert),
-            None => ((0, 0), false),
-        };
         let name = name.to_string_lossy().into_owned();
+        // A file modified too recently to be trusted later is not inert.
+        let record = stamp(meta).filter(|_| inert);
         self.with_folder(path, |r, dirty| {
-            let changed = match inert {
-                true => r.files.insert(name, now) != Some(now),
-                false => r.files.remove(&name).is_some(),
+            *dirty |= match record {
+                Some(now) => r.files.insert(name, now) != Some(now),
+                None => r.files.remove(&name).is_some(),
             };
-            *dirty |= changed;
         });
     }
 

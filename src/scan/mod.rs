@@ -158,7 +158,7 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
         // holding one are read again.
         let looked_for: Option<Vec<usize>> = fresh
             .iter()
-            .flat_map(|w| std::iter::once(&w.name).chain(w.base_class()))
+            .flat_map(Wrapper::words)
             .map(|n| known.binary_search(n).ok())
             .collect();
         let redone: Vec<(usize, Scanned)> = files
@@ -259,11 +259,13 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
     }
     if let Some(cache) = &settings.cache {
         // Names and classes: a subclass file names only the class.
-        let words = cx
-            .wrappers
-            .iter()
-            .flat_map(|w| std::iter::once(&w.name).chain(w.base_class()));
-        cache.set_names(words.cloned().collect());
+        cache.set_names(
+            cx.wrappers
+                .iter()
+                .flat_map(Wrapper::words)
+                .cloned()
+                .collect(),
+        );
         let (hits, misses, unread) = cache.counts();
         trace(format_args!(
             "cache: {hits} hits, {misses} misses, {unread} unchanged files not read"

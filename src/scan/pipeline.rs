@@ -56,7 +56,8 @@ pub(super) fn scan_file(
         file,
         settings,
         prefilter,
-        (first, known),
+        first,
+        known,
         &mut named,
         &mut notices,
     );

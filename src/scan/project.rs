@@ -277,7 +277,7 @@ impl Callers {
                 .collect(),
         );
         let gate = Prefilter::exact(&sorted(
-            name_list.iter().chain(&class_list).cloned().collect(),
+            wrappers.iter().flat_map(Wrapper::words).cloned().collect(),
         ));
         Callers {
             names: Prefilter::exact(&name_list),

@@ -17,7 +17,8 @@ pub(super) fn read_text(
     file: &SourceFile,
     settings: &Settings,
     prefilter: &Prefilter,
-    (first, known): (bool, Option<&Prefilter>),
+    first: bool,
+    known: Option<&Prefilter>,
     named: &mut Vec<usize>,
     notices: &mut Vec<Notice>,
 ) -> Option<Arc<str>> {

@@ -74,6 +74,12 @@ impl Wrapper {
     pub fn base_class(&self) -> Option<&String> {
         self.class.as_ref().filter(|_| !self.inherited)
     }
+
+    /// The words a file that may use this wrapper holds: its name (a
+    /// caller) or the class it is inherited from (a subclass).
+    pub fn words(&self) -> impl Iterator<Item = &String> {
+        std::iter::once(&self.name).chain(self.base_class())
+    }
 }
 
 /// The parameters a caller passes (not `self` / `cls`).
