@@ -303,6 +303,8 @@ class RepoScore:
     internal_errors: list = field(default_factory=list)
     test_findings: int = 0
     missed: list = field(default_factory=list)
+    # found sites whose class differs from the label's: "path:line label -> verdict (evidence)"
+    misclassed: list = field(default_factory=list)
     false_positives: list = field(default_factory=list)
     duplicates: list = field(default_factory=list)
 
@@ -409,6 +411,10 @@ def score_repo(labels: Labels, check: dict, audit: dict, check_rc: int) -> RepoS
             score.class_total[lang] += 1
             if a.get("class") == site.cls:
                 score.class_right[lang] += 1
+            else:
+                why = "; ".join(str(e) for e in a.get("evidence", [])[:3])
+                score.misclassed.append(f"{path}:{line} labeled {site.cls}, "
+                                        f"audit says {a.get('class')} ({why})")
     for s in locks:
         lang = language_of(s.path)
         shape = (lang, "wrapper" if s.via else "raw")
@@ -432,7 +438,7 @@ def _ratio(a: int, b: int) -> str:
 
 
 def report(scores: list, show_untriaged: bool, show_missed: bool,
-           show_fp: bool = False) -> str:
+           show_fp: bool = False, show_classes: bool = False) -> str:
     lines = []
     by_lang: dict = defaultdict(Counts)
     by_rule: dict = defaultdict(Counts)
@@ -506,6 +512,9 @@ def report(scores: list, show_untriaged: bool, show_missed: bool,
         if show_fp:
             for fp in sc.false_positives:
                 lines.append(f"FP {sc.repo}: {fp}")
+        if show_classes:
+            for m in sc.misclassed:
+                lines.append(f"CLASS {sc.repo}: {m}")
     return "\n".join(lines)
 
 
@@ -546,7 +555,7 @@ def cmd_score(args: argparse.Namespace) -> int:
             (dump / f"{slug(repo)}.check.json").write_text(json.dumps(check, indent=1))
             (dump / f"{slug(repo)}.audit.json").write_text(json.dumps(audit, indent=1))
     print(report(scores, show_untriaged=not args.quiet, show_missed=args.missed,
-                 show_fp=args.fp))
+                 show_fp=args.fp, show_classes=args.classes))
     for p in problems:
         print(f"PROBLEM {p}", file=sys.stderr)
     untriaged = sum(len(sc.untriaged) for sc in scores)
@@ -605,6 +614,8 @@ def main(argv=None) -> int:
     sc.add_argument("--quiet", action="store_true", help="do not list untriaged findings")
     sc.add_argument("--missed", action="store_true", help="list labeled sites audit missed")
     sc.add_argument("--fp", action="store_true", help="list every false positive finding")
+    sc.add_argument("--classes", action="store_true",
+                    help="list found sites whose class differs from the label's")
     sc.add_argument("--strict", action="store_true", help="exit 1 when anything is untriaged")
     sc.add_argument("repo", nargs="*", help="only these owner/name (default: all labeled)")
     sm = sub.add_parser("same", help="do two builds report the same on every tree?")

@@ -47,6 +47,10 @@ pub struct FileResult {
     /// shown because tests are not included.
     #[serde(default)]
     pub hidden_in_tests: usize,
+    /// The file's functions that write: other files' critical sections may
+    /// call them ([`sites::writers`]).
+    #[serde(default)]
+    pub writers: Vec<sites::writers::Writer>,
 }
 
 /// One lock site as the inventory shows it.
@@ -77,6 +81,11 @@ pub struct SiteInfo {
     pub protection: crate::sites::effects::Name,
     /// Does the critical section write?
     pub writes: bool,
+    /// For an unclassified site, or a correctness site with no write found:
+    /// the names its section calls that the file does not define, where
+    /// another file's writer may decide its class or be the write to fence.
+    #[serde(default)]
+    pub outside: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -162,6 +171,13 @@ pub fn site_infos(
                 })
                 .collect(),
             findings: codes.get(&s.span).cloned().unwrap_or_default(),
+            outside: match s.class {
+                sites::Class::Unclassified => sites::writers::outside_calls(analysis.model, s),
+                sites::Class::Correctness if !s.effects.iter().any(|e| e.write) => {
+                    sites::writers::outside_calls(analysis.model, s)
+                }
+                _ => Vec::new(),
+            },
         })
         .collect()
 }

@@ -61,9 +61,16 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
                     .any(|a| resolve::key_text(fa.model, &a.value, c.func) == site.key_text)
         };
         let checks = section_calls(fa.model, site).into_iter().filter(|(c, _)| {
-            (recheck.contains(&c.name)
-                && (handle.is_none() || c.receiver.as_deref().map(|r| r.text.as_str()) == handle))
-                || reads_key(c)
+            let receiver = c.receiver.as_deref().map(|r| r.text.as_str());
+            // Without a handle, only a receiver named as a lock (`self._lock.owned()`):
+            // `serializer.is_valid()` checks a form, not the lock.
+            let on_lock = match handle {
+                Some(h) => receiver == Some(h),
+                None => {
+                    receiver.is_some_and(|r| crate::sites::lock_words(fa.catalog, &[r]).is_some())
+                }
+            };
+            (recheck.contains(&c.name) && on_lock) || reads_key(c)
         });
         for (c, at) in checks {
             let Some(write) = site

@@ -59,6 +59,11 @@ pub struct Profile {
     /// through instances (re-reading ruoyi's 400 `extends BaseMapperX`
     /// mappers found no site the wrapper's name had not found already).
     pub subclass_header: Option<&'static str>,
+    /// The keyword a function definition's line starts with (`def`, `func`,
+    /// `fn`), where there is one: a file is read for another file's writer
+    /// only where a name follows it. `None`: Java and JavaScript define
+    /// methods by name alone.
+    pub definition_keyword: Option<&'static str>,
 }
 
 const ALL_EXITS: &[ExitKind] = &[
@@ -94,6 +99,7 @@ const C_STYLE: Profile = Profile {
     implicit_fields: false,
     manifests: &[],
     subclass_header: None,
+    definition_keyword: None,
 };
 
 static PYTHON: Profile = Profile {
@@ -107,6 +113,7 @@ static PYTHON: Profile = Profile {
     test_files: &["test_*.py", "*_test.py"],
     manifests: &["poetry.lock", "requirements*.txt", "pyproject.toml"],
     subclass_header: Some(r"\bclass\s+\w+\s*\([^)]*?\b(?:CLASSES)\b"),
+    definition_keyword: Some("def"),
     ..C_STYLE
 };
 
@@ -135,6 +142,7 @@ static RUBY: Profile = Profile {
     test_files: &["*_spec.rb"],
     manifests: &["Gemfile.lock"],
     subclass_header: Some(r"\bclass\s+[\w:]+\s*<\s*(?:[\w:]*::)?(?:CLASSES)\b"),
+    definition_keyword: Some("def"),
     ..C_STYLE
 };
 
@@ -204,6 +212,7 @@ static GO: Profile = Profile {
     duration_casts: &["Duration"],
     test_files: &["*_test.go"],
     manifests: &["go.mod"],
+    definition_keyword: Some("func"),
     ..C_STYLE
 };
 
@@ -219,6 +228,7 @@ static RUST: Profile = Profile {
         ("from_secs_f32", 1000.0),
     ],
     manifests: &["Cargo.lock"],
+    definition_keyword: Some("fn"),
     ..C_STYLE
 };
 

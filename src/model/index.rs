@@ -123,22 +123,27 @@ impl FileModel {
                     .or_default()
                     .push(i);
             }
+            // In source order, for the binary search below: a generated
+            // function assigns one name thousands of times.
+            for scopes in index.values_mut() {
+                for at in scopes.values_mut() {
+                    at.sort_by_key(|&i| self.assigns[i].span.start);
+                }
+            }
             index
         });
         let scope = |f: Option<FuncId>| {
             index
                 .get(name)
                 .and_then(|by_func| by_func.get(&f))
-                .into_iter()
-                .flatten()
-                .map(|&i| &self.assigns[i])
+                .map_or(&[][..], Vec::as_slice)
         };
         let local = func.and_then(|_| {
-            scope(func)
-                .filter(|a| a.span.start < at)
-                .max_by_key(|a| a.span.start)
+            let ids = scope(func);
+            let before = ids.partition_point(|&i| self.assigns[i].span.start < at);
+            before.checked_sub(1).map(|k| &self.assigns[ids[k]])
         });
-        local.or_else(|| scope(None).next())
+        local.or_else(|| scope(None).first().map(|&i| &self.assigns[i]))
     }
 
     /// Is `span` inside a block of one of these kinds (or one nested in it)?

@@ -207,14 +207,42 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
         })
         .collect();
     cx.by_callers = project::caller_classes(&cx.wrappers, &results);
-    if !cx.by_callers.is_empty() {
+    // Writers in files pass 1 did not parse, in the languages of the sites
+    // that call them.
+    let names = project::called_names(&results);
+    let languages: Vec<_> = results
+        .iter()
+        .map(|r| r.language.catalog_language())
+        .collect();
+    let unparsed: Vec<&SourceFile> = first
+        .iter()
+        .enumerate()
+        .filter(|(i, f)| {
+            matches!(f.outcome, Outcome::Unparsed)
+                && !second.contains_key(i)
+                && languages.contains(&files[*i].language.catalog_language())
+        })
+        .map(|(i, _)| &files[i])
+        .collect();
+    let more = project::writers_elsewhere(&unparsed, &names, catalog);
+    trace(format_args!(
+        "writers: {:?}, {} names called, {} writers in unparsed files",
+        start.elapsed(),
+        names.len(),
+        more.len()
+    ));
+    let (writers, reached) = project::writers_called(&results, more);
+    cx.writers = writers;
+    if !cx.by_callers.is_empty() || !reached.is_empty() {
         cx.round = 0;
         cx.seal(Pass::Classes, settings);
         let both = Prefilter::either(&prefilter, &Callers::new(&cx.wrappers).gate);
         let redone: Vec<(usize, Scanned)> = files
             .par_iter()
             .enumerate()
-            .filter(|(_, f)| cx.by_callers.iter().any(|c| c.path == f.path))
+            .filter(|(_, f)| {
+                cx.by_callers.iter().any(|c| c.path == f.path) || reached.contains(&f.path)
+            })
             .map(|(i, f)| {
                 (
                     i,

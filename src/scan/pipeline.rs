@@ -187,6 +187,7 @@ pub(super) fn analyse_text(
         path: std::path::Path::new(&file.rel),
         assume: settings.assume_class,
         by_callers: &by_callers,
+        writers: &cx.writers,
     };
     let mut analysis = sites::analyze(
         &model,
@@ -252,6 +253,7 @@ pub(super) fn analyse_text(
             .filter(|s| !in_tests(s.span))
             .collect(),
         hidden_in_tests,
+        writers: sites::writers::summarize(&analysis, &file.path, |at| index.line_col(at).0),
     };
     Outcome::Parsed(Some(result), defined, wanted)
 }

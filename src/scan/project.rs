@@ -19,6 +19,7 @@ use crate::prefilter::Prefilter;
 use crate::sites;
 use crate::sites::consts::{ProjectConsts, Wanted};
 use crate::sites::wrapper::{self, Wrapper};
+use crate::sites::writers::Writer;
 use crate::sites::Class;
 
 /// What pass 2 knows from pass 1.
@@ -42,6 +43,8 @@ pub(super) struct Context {
     pub manifests: Option<std::sync::Arc<crate::manifest::Manifests>>,
     /// The round of the callers pass (wrappers over wrappers), part of the cache slot.
     pub round: u8,
+    /// Functions whose bodies write, called from undecided sites of other files.
+    pub writers: Vec<Writer>,
 }
 
 /// The class a wrapper's callers give it: the most severe among the
@@ -125,6 +128,147 @@ pub(super) fn caller_classes(wrappers: &[Wrapper], results: &[&FileResult]) -> V
     out
 }
 
+/// The names undecided sites call that their own files do not define.
+pub(super) fn called_names(results: &[&FileResult]) -> Vec<String> {
+    let mut names: Vec<String> = results
+        .iter()
+        .flat_map(|r| &r.sites)
+        .flat_map(|s| &s.outside)
+        .cloned()
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// The writers among the functions named `names` that files pass 1 did not
+/// parse define (a base class or a store with no lock in it). Only names of
+/// two words or more are looked for: a one-word name (`save`, `create`) is
+/// followed only to this file's own functions, and would send most of the
+/// project to the parser; and only files where one appears other than after
+/// a `.` (where it is called, not defined) are parsed.
+pub(super) fn writers_elsewhere(
+    files: &[&SourceFile],
+    names: &[String],
+    catalog: &crate::catalog::Catalog,
+) -> Vec<Writer> {
+    let names: Vec<String> = names
+        .iter()
+        .filter(|n| sites::resolve::words(n).len() >= 2)
+        .cloned()
+        .collect();
+    if names.is_empty() {
+        return Vec::new();
+    }
+    let alternation: Vec<String> = names.iter().map(|n| regex::escape(n)).collect();
+    let Ok(search) = Regex::new(&alternation.join("|")) else {
+        return Vec::new();
+    };
+    files
+        .par_iter()
+        .flat_map_iter(|f| {
+            let keyword = profile(f.language).definition_keyword;
+            let found = std::fs::read(&f.path)
+                .ok()
+                .filter(|bytes| may_define(&search, bytes, keyword))
+                .and_then(|bytes| String::from_utf8(bytes).ok())
+                .map(|text| writers_of(f, &text, catalog))
+                .unwrap_or_default();
+            found
+                .into_iter()
+                .filter(|w| names.binary_search(&w.name).is_ok())
+        })
+        .collect()
+}
+
+/// Does `bytes` seem to define one of the names `search` finds: a whole
+/// word after the line's `keyword` (`def`, `func`) where the language has
+/// one, else at the start of a declaration (nothing before it on the line
+/// but modifiers: no `.`, `=`, `(`, `@`, `return`, `await`, `new`) and before
+/// `(`, `=` or `<`, and not capitalised (a class)?
+/// A cheap test before parsing; the parse decides.
+fn may_define(search: &Regex, bytes: &[u8], keyword: Option<&str>) -> bool {
+    let ident = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'$';
+    search.find_iter(bytes).any(|m| {
+        let line_start = bytes[..m.start()]
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |i| i + 1);
+        let before = &bytes[line_start..m.start()];
+        let after = bytes[m.end()..].iter().find(|b| !b.is_ascii_whitespace());
+        let whole = !before.last().is_some_and(ident) && !bytes.get(m.end()).is_some_and(ident);
+        let declared = match keyword {
+            Some(k) => before.split(|b| !ident(b)).any(|word| word == k.as_bytes()),
+            // A capitalised name is a class (`new BadRequest(..)`, `@CaptureSpan()`).
+            None => {
+                !before.iter().any(|b| b"=(.,@".contains(b))
+                    && !bytes[m.start()].is_ascii_uppercase()
+                    && !before.split(|b| !ident(b)).any(|w| {
+                        [&b"return"[..], b"await", b"new", b"throw", b"yield"].contains(&w)
+                    })
+                    && after.is_some_and(|b| b"(=<".contains(b))
+            }
+        };
+        whole && declared
+    })
+}
+
+/// The writers `text` (of `file`) defines; none when it does not parse.
+fn writers_of(file: &SourceFile, text: &str, catalog: &crate::catalog::Catalog) -> Vec<Writer> {
+    let tsx = file.path.extension().is_some_and(|e| e == "tsx");
+    let lowered = catch_unwind(AssertUnwindSafe(|| lang::lower(file.language, text, tsx)));
+    let Ok(Ok(model)) = lowered else {
+        return Vec::new();
+    };
+    let fa = sites::FileAnalysis {
+        model: &model,
+        catalog,
+        text,
+        sites: Vec::new(),
+        releases: Vec::new(),
+        objects: Vec::new(),
+    };
+    let index = LineIndex::new(text);
+    sites::writers::summarize(&fa, &file.path, |at| index.line_col(at).0)
+}
+
+/// The writers that undecided sites of other files call by name, of the
+/// analysed files and `more` (see [`sites::writers::Writers::reached`], which
+/// decides per call), and the paths of the files holding such a site: pass 3
+/// classifies those again.
+pub(super) fn writers_called(
+    results: &[&FileResult],
+    more: Vec<Writer>,
+) -> (Vec<Writer>, Vec<std::path::PathBuf>) {
+    use std::collections::HashSet;
+    let called: HashSet<&str> = results
+        .iter()
+        .flat_map(|r| &r.sites)
+        .flat_map(|s| &s.outside)
+        .map(String::as_str)
+        .collect();
+    let mut writers: Vec<Writer> = results
+        .iter()
+        .flat_map(|r| &r.writers)
+        .filter(|w| called.contains(w.name.as_str()))
+        .cloned()
+        .chain(more)
+        .collect();
+    writers.sort_by(|a, b| (&a.path, a.line, &a.name).cmp(&(&b.path, b.line, &b.name)));
+    writers.dedup();
+    let names: HashSet<&str> = writers.iter().map(|w| w.name.as_str()).collect();
+    let files = results
+        .iter()
+        .filter(|r| {
+            r.sites
+                .iter()
+                .any(|s| s.outside.iter().any(|n| names.contains(n.as_str())))
+        })
+        .map(|r| std::path::PathBuf::from(&r.path))
+        .collect();
+    (writers, files)
+}
+
 impl Context {
     /// The cache slot of this context's analyses: the pass and, for the
     /// callers pass, its round.
@@ -141,10 +285,12 @@ impl Context {
         self.fingerprint = settings.cache.as_ref().and_then(|_| {
             let wrappers = serde_json::to_vec(&self.wrappers).ok()?;
             let by_callers = serde_json::to_vec(&self.by_callers).ok()?;
+            let writers = serde_json::to_vec(&self.writers).ok()?;
             Some(crate::digest::hash(&[
                 &wrappers,
                 &self.consts.fingerprint()?,
                 &by_callers,
+                &writers,
             ]))
         });
     }

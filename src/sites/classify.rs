@@ -5,6 +5,7 @@
 //! output, JSON and `audit`.
 
 use super::effects::{self, Effect};
+use super::writers::{Writer, Writers};
 use super::{resolve, Class, FileAnalysis, LockSite};
 use std::path::Path;
 
@@ -149,8 +150,9 @@ pub fn classify(
     index: &LineIndex,
     site: &LockSite,
     config: Option<ConfigClassifier>,
+    writers: &Writers,
 ) -> (Class, Vec<String>, Vec<Effect>) {
-    let effects = effects::of_section(fa, site);
+    let effects = effects::of_section(fa, site, writers);
     if let Some((class, line)) = annotation(fa, index, site) {
         return (class, vec![format!("annotation at L{line}")], effects);
     }
@@ -247,6 +249,9 @@ pub struct UserClasses<'a> {
     /// Wrappers of this file classed by their callers: the line of the
     /// wrapper's acquisition, the class, the evidence.
     pub by_callers: &'a [(usize, Class, String)],
+    /// Functions of other files whose bodies write, reached from this
+    /// file's critical sections ([`super::writers`]).
+    pub writers: &'a [Writer],
 }
 
 impl UserClasses<'_> {
@@ -257,6 +262,7 @@ impl UserClasses<'_> {
             path: Path::new(""),
             assume: None,
             by_callers: &[],
+            writers: &[],
         }
     }
 

@@ -3,6 +3,7 @@
 //! protected against a stale holder (fencing token, conditional write,
 //! idempotency key). The spellings come from `rules/classification.yaml`.
 
+use super::writers::Writers;
 use super::{resolve, FileAnalysis, LockSite};
 use crate::catalog::raw::{ClassName, EffectKind, RawEffect};
 use crate::catalog::Catalog;
@@ -157,12 +158,29 @@ fn matches_effect(model: &FileModel, call: &Call, e: &RawEffect) -> bool {
     if !e.methods.contains(&call.name) && !verb_first() {
         return false;
     }
+    // ORM writes are methods of a session, model or entity manager, never a
+    // function imported from a module (lodash `merge(a, b)`).
+    if e.kind == EffectKind::OrmWrite && import_of(model, call).is_some() {
+        return false;
+    }
     e.receivers.is_empty() || {
         let words = receiver_words(call);
         e.receivers
             .iter()
             .any(|r| words.contains(&r.to_lowercase()))
     }
+}
+
+/// The import that binds a bare `call`'s name, if the file imports the
+/// function by name (`import { merge } from 'lodash'`, `from util import save`).
+pub fn import_of<'m>(model: &'m FileModel, call: &Call) -> Option<&'m crate::model::Import> {
+    if call.receiver.is_some() {
+        return None;
+    }
+    model.imports.iter().find(|i| match &i.alias {
+        Some(alias) => *alias == call.name,
+        None => i.path.rsplit(['.', ':', '/']).next() == Some(call.name.as_str()),
+    })
 }
 
 /// The calls that run in `site`'s critical section: the section itself, plus
@@ -198,7 +216,7 @@ pub fn section_calls<'m>(model: &'m FileModel, site: &LockSite) -> Vec<(&'m Call
 /// a method on the object itself (`self._apply()`, `this.save()`, Go's
 /// `r.flush()` on the method's receiver)? `cache.updateFragment()` on
 /// another object is not, whatever this file defines under that name.
-fn on_own_object(model: &FileModel, call: &Call) -> bool {
+pub fn on_own_object(model: &FileModel, call: &Call) -> bool {
     call.receiver
         .as_deref()
         .is_none_or(|r| resolve::is_self(model, call.func, &r.text))
@@ -342,40 +360,61 @@ fn protection_of(
     None
 }
 
-/// The effects of `site`'s critical section, each write with its protection.
-pub fn of_section(fa: &FileAnalysis, site: &LockSite) -> Vec<Effect> {
+/// The catalogued effect of `call` (run in a section at `reached`), with its
+/// protection given the grant's `tokens`; none for an in-memory collection.
+pub fn effect_of(
+    fa: &FileAnalysis,
+    call: &Call,
+    reached: Span,
+    tokens: &[String],
+) -> Option<Effect> {
     let model = fa.model;
-    let tokens = token_names(fa, site);
-    let mut out = Vec::new();
-    for (call, reached) in section_calls(model, site) {
-        if in_memory(fa.catalog, model, call) {
-            continue;
-        }
-        let Some(e) = fa
-            .catalog
-            .effects
-            .iter()
-            .find(|e| matches_effect(model, call, e))
-        else {
-            continue;
-        };
-        let protection = e
-            .write
-            .then(|| protection_of(fa.catalog, model, call, &tokens))
-            .flatten();
-        out.push(Effect {
-            kind: e.kind,
-            span: call.span,
-            reached,
-            write: e.write,
-            class: e.class,
-            weight: e.weight,
-            protection,
-            text: call.callee.clone(),
-            remedy: remedy(model, call, e),
-        });
+    let e = fa
+        .catalog
+        .effects
+        .iter()
+        .find(|e| matches_effect(model, call, e))?;
+    if in_memory(fa.catalog, model, call) {
+        return None;
     }
-    out
+    let protection = e
+        .write
+        .then(|| protection_of(fa.catalog, model, call, tokens))
+        .flatten();
+    Some(Effect {
+        kind: e.kind,
+        span: call.span,
+        reached,
+        write: e.write,
+        class: e.class,
+        weight: e.weight,
+        protection,
+        text: call.callee.clone(),
+        remedy: remedy(model, call, e),
+    })
+}
+
+/// The effects of `site`'s critical section, each write with its protection;
+/// a call of another file's function reaches that function's effect through `writers`.
+pub fn of_section(fa: &FileAnalysis, site: &LockSite, writers: &Writers) -> Vec<Effect> {
+    let tokens = token_names(fa, site);
+    section_calls(fa.model, site)
+        .into_iter()
+        .filter_map(|(call, reached)| {
+            effect_of(fa, call, reached, &tokens).or_else(|| {
+                // A block form's own acquiring call is the lock, not work under it.
+                if call.span.contains(site.span) {
+                    return None;
+                }
+                let w = writers.reached(fa.model, call, site.func)?;
+                let fenced = call
+                    .args
+                    .iter()
+                    .any(|a| tokens.iter().any(|t| mentions(&a.value.text, t)));
+                Some(super::writers::effect_through(w, call, fenced))
+            })
+        })
+        .collect()
 }
 
 /// A `&'static str` field: spelled as an alias so that serde does not try to

@@ -22,6 +22,7 @@ mod script;
 mod site;
 pub mod sql;
 pub mod wrapper;
+pub mod writers;
 
 pub use site::{
     describe_key, Class, FileAnalysis, LockObject, LockSite, ObjectMethods, Release, SiteKind, Ttl,
@@ -375,9 +376,10 @@ fn classify_all(fa: &mut FileAnalysis, first: usize, user: &classify::UserClasse
             .find(|r| r.matches(key, path, function) || r.matches(resolved, path, function))
             .map(|r| (r.class, r.why.clone()))
     };
+    let writers = writers::Writers::new(user.writers);
     let decided: Vec<_> = fa.sites[first..]
         .iter()
-        .map(|s| classify::classify(fa, &index, s, Some(&by_config)))
+        .map(|s| classify::classify(fa, &index, s, Some(&by_config), &writers))
         .collect();
     for (site, (class, mut evidence, effects)) in fa.sites[first..].iter_mut().zip(decided) {
         let line = index.line_col(site.span.start).0;
