@@ -118,12 +118,12 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
             cat.correctness_words.extend(
                 c.correctness_words
                     .iter()
-                    .map(|(w, n)| (w.to_lowercase(), *n)),
+                    .map(|(w, n)| (w.to_lowercase(), n.scoped())),
             );
             cat.efficiency_words.extend(
                 c.efficiency_words
                     .iter()
-                    .map(|(w, n)| (w.to_lowercase(), *n)),
+                    .map(|(w, n)| (w.to_lowercase(), n.scoped())),
             );
         }
         cat.effects.extend(raw.effects.iter().cloned());
@@ -149,6 +149,8 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 .extend(v.value_words.iter().map(|w| w.to_ascii_lowercase()));
             cat.window_words
                 .extend(v.window_words.iter().map(|w| w.to_ascii_lowercase()));
+            cat.scheduler_words
+                .extend(v.scheduler_words.iter().map(|w| w.to_ascii_lowercase()));
             cat.in_memory_constructors
                 .extend(v.in_memory_constructors.iter().cloned());
             cat.watch_methods.extend(v.watch_methods.iter().cloned());

@@ -180,6 +180,7 @@ pub struct Catalog {
     pub marker_words: Vec<String>,
     pub value_words: Vec<String>,
     pub window_words: Vec<String>,
+    pub scheduler_words: Vec<String>,
     pub in_memory_constructors: Vec<String>,
     pub watch_methods: Vec<String>,
     pub log_methods: Vec<String>,
@@ -191,8 +192,9 @@ pub struct Catalog {
     pub sql: Vec<SqlLock>,
     /// Classification word weights and threshold.
     pub threshold: i32,
-    pub correctness_words: HashMap<String, i32>,
-    pub efficiency_words: HashMap<String, i32>,
+    /// Word -> (weight, where it counts).
+    pub correctness_words: HashMap<String, (i32, Vec<raw::WordScope>)>,
+    pub efficiency_words: HashMap<String, (i32, Vec<raw::WordScope>)>,
     pub effects: Vec<raw::RawEffect>,
     pub protection: raw::RawProtection,
     /// (language, method or function last segment) -> API indices.

@@ -66,9 +66,51 @@ pub struct RawFixes {
 pub struct RawClassification {
     pub threshold: Option<i32>,
     #[serde(default)]
-    pub correctness_words: BTreeMap<String, i32>,
+    pub correctness_words: BTreeMap<String, RawWord>,
     #[serde(default)]
-    pub efficiency_words: BTreeMap<String, i32>,
+    pub efficiency_words: BTreeMap<String, RawWord>,
+}
+
+/// A vocabulary word: its weight, or its weight and where it counts.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum RawWord {
+    /// Counts in the key, the function's own name and a wrapper's name.
+    Weight(i32),
+    Scoped {
+        weight: i32,
+        /// Where the word counts.
+        scopes: Vec<WordScope>,
+    },
+}
+
+/// Where a vocabulary word is looked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum WordScope {
+    /// The lock's key (and what the helper building it returns).
+    Key,
+    /// The own name of the function taking the lock (`render_tiles`, not its class).
+    Function,
+    /// The name of the in-house wrapper called (`with_billing_lock`).
+    Wrapper,
+    /// The class of the function taking the lock (`BatchProjectCleaner`).
+    Class,
+    /// The folders and file name of the file (`cron/daily/clean-orders.js`).
+    Path,
+}
+
+impl RawWord {
+    /// The weight and the scopes, the default ones for a plain weight.
+    pub fn scoped(&self) -> (i32, Vec<WordScope>) {
+        match self {
+            RawWord::Weight(n) => (
+                *n,
+                vec![WordScope::Key, WordScope::Function, WordScope::Wrapper],
+            ),
+            RawWord::Scoped { weight, scopes } => (*weight, scopes.clone()),
+        }
+    }
 }
 
 /// One kind of effect a call can have.
@@ -336,6 +378,11 @@ pub struct RawVocabulary {
     /// `interval`) when its key or its TTL says so and no lock word does.
     #[serde(default)]
     pub window_words: Vec<String>,
+    /// Words that mark a lock as a scheduled job's overlap guard (`cron`,
+    /// `periodic`) when they name its wrapper, function, class or folder:
+    /// efficiency when nothing else decides.
+    #[serde(default)]
+    pub scheduler_words: Vec<String>,
     /// Methods that start an optimistic transaction on a key (`watch`): a
     /// GET-compare-DEL after one is checked by the server at EXEC.
     #[serde(default)]

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use globset::GlobMatcher;
 
-use crate::catalog::raw::{ClassName, EffectKind};
+use crate::catalog::raw::{ClassName, EffectKind, WordScope};
 use crate::lang::profile::profile;
 use crate::lines::LineIndex;
 
@@ -56,24 +56,28 @@ fn annotation(fa: &FileAnalysis, index: &LineIndex, site: &LockSite) -> Option<(
     }
 }
 
-/// Scores words against the catalog vocabularies; returns evidence lines.
+/// Scores the words of `text`, found in `scope`, against the catalog
+/// vocabularies; adds evidence lines. A word counts once per site, in the
+/// first place it is `seen` (`runCronJob` in a `cron/` folder is one hint).
 fn score_words(
     fa: &FileAnalysis,
-    what: &str,
+    (what, scope): (&str, WordScope),
     text: &str,
-    c: &mut i32,
-    e: &mut i32,
-    evidence: &mut Vec<String>,
+    (c, e): (&mut i32, &mut i32),
+    (seen, evidence): (&mut Vec<String>, &mut Vec<String>),
 ) {
-    let mut seen = Vec::new();
+    let counts = |word: Option<&(i32, Vec<WordScope>)>| {
+        word.filter(|(_, scopes)| scopes.contains(&scope))
+            .map(|(n, _)| *n)
+    };
     for w in resolve::words(text) {
         if seen.contains(&w) {
             continue;
         }
-        if let Some(n) = fa.catalog.correctness_words.get(&w) {
+        if let Some(n) = counts(fa.catalog.correctness_words.get(&w)) {
             *c += n;
             evidence.push(format!("{what} mentions \"{w}\" (correctness)"));
-        } else if let Some(n) = fa.catalog.efficiency_words.get(&w) {
+        } else if let Some(n) = counts(fa.catalog.efficiency_words.get(&w)) {
             *e += n;
             evidence.push(format!("{what} mentions \"{w}\" (efficiency)"));
         }
@@ -150,7 +154,7 @@ pub fn classify(
     index: &LineIndex,
     site: &LockSite,
     config: Option<ConfigClassifier>,
-    writers: &Writers,
+    (path, writers): (&Path, &Writers),
 ) -> (Class, Vec<String>, Vec<Effect>) {
     let effects = effects::of_section(fa, site, writers);
     if let Some((class, line)) = annotation(fa, index, site) {
@@ -179,16 +183,30 @@ pub fn classify(
         Some(b) => format!("{} {b}", site.key_text),
         None => site.key_text.clone(),
     };
-    score_words(fa, "key", &key_words, &mut c, &mut e, &mut evidence);
+    let mut seen = Vec::new();
+    let mut score = |place, text: &str| {
+        score_words(
+            fa,
+            place,
+            text,
+            (&mut c, &mut e),
+            (&mut seen, &mut evidence),
+        )
+    };
+    score(("key", WordScope::Key), &key_words);
     if let Some(f) = site.func {
-        // The function's own name, not its class: `PaymentsService.render_tiles` is about tiles.
+        // The function's own name and, apart, its class: `PaymentsService.render_tiles`
+        // is about tiles unless a word is scoped to classes too.
         let name = &fa.model.functions[f].name;
-        let own = name.rsplit(['.', ':']).next().unwrap_or(name);
-        score_words(fa, "function name", own, &mut c, &mut e, &mut evidence);
+        let (class, own) = name.rsplit_once(['.', ':']).unwrap_or(("", name));
+        score(("function name", WordScope::Function), own);
+        score(("class name", WordScope::Class), class);
     }
     if let Some(w) = site.api.strip_prefix("wrapper ") {
-        score_words(fa, "wrapper name", w, &mut c, &mut e, &mut evidence);
+        score(("wrapper name", WordScope::Wrapper), w);
     }
+    let folders = path.with_extension("");
+    score(("path", WordScope::Path), &folders.to_string_lossy());
     for eff in &effects {
         let line = index.line_col(eff.span.start).0;
         match eff.class {
@@ -221,10 +239,38 @@ pub fn classify(
             ClassName::Correctness => Class::Correctness,
             ClassName::Efficiency => Class::Efficiency,
         }
+    } else if let Some((place, word)) = scheduled(fa, site, path) {
+        evidence.push(format!(
+            "{place} mentions \"{word}\": a scheduled job's overlap guard (what this kind of lock is for)"
+        ));
+        Class::Efficiency
     } else {
         Class::Unclassified
     };
     (class, evidence, effects)
+}
+
+/// The first `scheduler-words` word naming `site`'s wrapper, function,
+/// class or file, and where: the lock keeps a scheduled job's runs apart.
+fn scheduled(fa: &FileAnalysis, site: &LockSite, path: &Path) -> Option<(&'static str, String)> {
+    let name = site
+        .func
+        .map_or("", |f| fa.model.functions[f].name.as_str());
+    let folders = path.with_extension("").to_string_lossy().into_owned();
+    let places = [
+        (
+            "wrapper name",
+            site.api.strip_prefix("wrapper ").unwrap_or(""),
+        ),
+        ("function or class name", name),
+        ("path", folders.as_str()),
+    ];
+    for (place, text) in places {
+        if let Some(word) = super::first_word(&fa.catalog.scheduler_words, &[text]) {
+            return Some((place, word));
+        }
+    }
+    None
 }
 
 fn describe(e: &Effect) -> String {

@@ -379,7 +379,7 @@ fn classify_all(fa: &mut FileAnalysis, first: usize, user: &classify::UserClasse
     let writers = writers::Writers::new(user.writers);
     let decided: Vec<_> = fa.sites[first..]
         .iter()
-        .map(|s| classify::classify(fa, &index, s, Some(&by_config), &writers))
+        .map(|s| classify::classify(fa, &index, s, Some(&by_config), (path, &writers)))
         .collect();
     for (site, (class, mut evidence, effects)) in fa.sites[first..].iter_mut().zip(decided) {
         let line = index.line_col(site.span.start).0;

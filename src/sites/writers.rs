@@ -45,13 +45,15 @@ fn split_name(model: &FileModel, f: FuncId) -> (&str, Option<&str>) {
 }
 
 /// The writers `fa`'s file defines: each named function with its strongest
-/// classifying effect (its body and, one level, same-file functions it calls
+/// classifying write (its body and, one level, same-file functions it calls
 /// on the object itself). Each body is looked at once: linear in the file.
 pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usize) -> Vec<Writer> {
     let model = fa.model;
+    // Writes only: a helper that fills a cache (`getFxRate` -> `cache.set`)
+    // does not make its caller's section cache work.
     let strongest = |effects: &mut dyn Iterator<Item = Effect>| {
         effects
-            .filter(|e| e.class.is_some())
+            .filter(|e| e.write && e.class.is_some())
             .max_by_key(|e| (e.weight, std::cmp::Reverse(e.span.start)))
     };
     let direct: Vec<Option<Effect>> = model
