@@ -51,6 +51,10 @@ pub struct FileResult {
     /// call them ([`sites::writers`]).
     #[serde(default)]
     pub writers: Vec<sites::writers::Writer>,
+    /// The modules whose files may define what its sites call: what it
+    /// imports, its classes' bases, its own module ([`sites::writers::neighbours`]).
+    #[serde(default)]
+    pub neighbours: Vec<String>,
 }
 
 /// One lock site as the inventory shows it.

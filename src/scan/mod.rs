@@ -38,7 +38,7 @@ enum Outcome {
     Unparsed,
     /// Parsed; `None` when parsing failed outright. With the wrappers the
     /// file defines and the constants it imports but could not resolve.
-    Parsed(Option<FileResult>, Vec<Wrapper>, Vec<Wanted>),
+    Parsed(Option<Box<FileResult>>, Vec<Wrapper>, Vec<Wanted>),
 }
 
 struct Scanned {
@@ -202,14 +202,14 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
         .iter()
         .enumerate()
         .filter_map(|(i, f)| match &second.get(&i).unwrap_or(f).outcome {
-            Outcome::Parsed(Some(r), ..) => Some(r),
+            Outcome::Parsed(Some(r), ..) => Some(r.as_ref()),
             _ => None,
         })
         .collect();
     cx.by_callers = project::caller_classes(&cx.wrappers, &results);
     // Writers in files pass 1 did not parse, in the languages of the sites
     // that call them.
-    let names = project::called_names(&results);
+    let (names, neighbours) = project::called_names(&results);
     let languages: Vec<_> = results
         .iter()
         .map(|r| r.language.catalog_language())
@@ -224,7 +224,7 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
         })
         .map(|(i, _)| &files[i])
         .collect();
-    let more = project::writers_elsewhere(&unparsed, &names, catalog);
+    let more = project::writers_elsewhere(&unparsed, (&names, &neighbours), catalog);
     trace(format_args!(
         "writers: {:?}, {} names called, {} writers in unparsed files",
         start.elapsed(),
@@ -280,7 +280,7 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
                 report.summary.findings += r.findings.len();
                 report.summary.hidden_in_tests += r.hidden_in_tests;
                 if !r.findings.is_empty() || !r.sites.is_empty() {
-                    report.files.push(r);
+                    report.files.push(*r);
                 }
             }
         }
@@ -377,7 +377,7 @@ pub fn analyse_source(
         )
     }));
     let (result, wrappers) = match outcome {
-        Ok(Outcome::Parsed(r, w, _)) => (r, w),
+        Ok(Outcome::Parsed(r, w, _)) => (r.map(|r| *r), w),
         Ok(Outcome::Unparsed) => (None, Vec::new()),
         Err(_) => {
             notices.push(Notice {

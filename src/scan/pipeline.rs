@@ -96,11 +96,13 @@ pub(super) fn scan_file(
                 path: file.rel.clone(),
                 ..n
             }));
-            let result = stored.result.map(|r| FileResult {
-                path: file.path.display().to_string(),
-                rel: file.rel.clone(),
-                text,
-                ..r
+            let result = stored.result.map(|r| {
+                Box::new(FileResult {
+                    path: file.path.display().to_string(),
+                    rel: file.rel.clone(),
+                    text,
+                    ..r
+                })
             });
             return Scanned {
                 outcome: Outcome::Parsed(result, stored.wrappers, stored.wanted),
@@ -122,7 +124,7 @@ pub(super) fn scan_file(
     trace(format_args!("  {:?} {}", started.elapsed(), file.rel));
     if let (Some((cache, key)), Outcome::Parsed(result, wrappers, wanted)) = (cached, &outcome) {
         let stored = Stored {
-            result: result.clone(),
+            result: result.as_deref().cloned(),
             wrappers: wrappers.clone(),
             wanted: wanted.clone(),
             notices: analysed.clone(),
@@ -254,6 +256,7 @@ pub(super) fn analyse_text(
             .collect(),
         hidden_in_tests,
         writers: sites::writers::summarize(&analysis, &file.path, |at| index.line_col(at).0),
+        neighbours: sites::writers::neighbours(&model, &file.path),
     };
-    Outcome::Parsed(Some(result), defined, wanted)
+    Outcome::Parsed(Some(Box::new(result)), defined, wanted)
 }

@@ -128,30 +128,48 @@ pub(super) fn caller_classes(wrappers: &[Wrapper], results: &[&FileResult]) -> V
     out
 }
 
-/// The names undecided sites call that their own files do not define.
-pub(super) fn called_names(results: &[&FileResult]) -> Vec<String> {
-    let mut names: Vec<String> = results
+/// The names undecided sites call that their own files do not define, and
+/// the modules those files reach ([`FileResult::neighbours`]).
+pub(super) fn called_names(results: &[&FileResult]) -> (Vec<String>, Vec<String>) {
+    let calling = results
         .iter()
+        .filter(|r| r.sites.iter().any(|s| !s.outside.is_empty()));
+    let mut names: Vec<String> = calling
+        .clone()
         .flat_map(|r| &r.sites)
         .flat_map(|s| &s.outside)
         .cloned()
         .collect();
-    names.sort();
-    names.dedup();
-    names
+    let mut modules: Vec<String> = calling.flat_map(|r| r.neighbours.iter().cloned()).collect();
+    for v in [&mut names, &mut modules] {
+        v.sort();
+        v.dedup();
+    }
+    (names, modules)
 }
 
 /// The writers among the functions named `names` that files pass 1 did not
-/// parse define (a base class or a store with no lock in it). Only names of
+/// parse define (a base class or a store with no lock in it), among the files
+/// of the `neighbours` modules the calling files reach. Only names of
 /// two words or more are looked for: a one-word name (`save`, `create`) is
 /// followed only to this file's own functions, and would send most of the
 /// project to the parser; and only files where one appears other than after
 /// a `.` (where it is called, not defined) are parsed.
 pub(super) fn writers_elsewhere(
     files: &[&SourceFile],
-    names: &[String],
+    (names, neighbours): (&[String], &[String]),
     catalog: &crate::catalog::Catalog,
 ) -> Vec<Writer> {
+    // Only the files of modules the calling files import, extend or share.
+    let files: Vec<&&SourceFile> = files
+        .iter()
+        .filter(|f| {
+            let module = sites::module_name(&f.path, f.language);
+            neighbours
+                .binary_search(&sites::writers::module_key(&module))
+                .is_ok()
+        })
+        .collect();
     let names: Vec<String> = names
         .iter()
         .filter(|n| sites::resolve::words(n).len() >= 2)

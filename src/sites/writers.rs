@@ -225,3 +225,34 @@ pub fn effect_through(writer: &Writer, call: &Call, fenced: bool) -> Effect {
         remedy: writer.remedy.clone(),
     }
 }
+
+/// The modules a file's functions reach beyond itself, as [`module_key`]s:
+/// every segment of what it imports (`shakenfist.baseobject`,
+/// `./executionSnapshotSystem`), its classes' bases (a Java class lives in
+/// the file of its name) and its own module (Go's package, Python's siblings).
+pub fn neighbours(model: &FileModel, path: &Path) -> Vec<String> {
+    let imported = model
+        .imports
+        .iter()
+        .flat_map(|i| i.path.split(['.', ':', '/', '\\']));
+    let bases = model.supers.values().flatten().map(String::as_str);
+    let own = super::module_name(path, model.language);
+    let mut out: Vec<String> = imported
+        .chain(bases)
+        .chain([own.as_str()])
+        .filter(|s| !s.is_empty())
+        .map(module_key)
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// A module name as files and imports spell it alike:
+/// `execution_snapshot_system`, `executionSnapshotSystem` -> `executionsnapshotsystem`.
+pub fn module_key(name: &str) -> String {
+    name.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
