@@ -231,7 +231,7 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
         names.len(),
         more.len()
     ));
-    let (writers, reached) = project::writers_called(&results, more);
+    let (writers, reached) = project::writers_called(&results, &names, more);
     cx.writers = writers;
     if !cx.by_callers.is_empty() || !reached.is_empty() {
         cx.round = 0;

@@ -250,25 +250,20 @@ fn writers_of(file: &SourceFile, text: &str, catalog: &crate::catalog::Catalog) 
     sites::writers::summarize(&fa, &file.path, |at| index.line_col(at).0)
 }
 
-/// The writers that undecided sites of other files call by name, of the
-/// analysed files and `more` (see [`sites::writers::Writers::reached`], which
+/// The writers that undecided sites of other files call by name (`called`,
+/// sorted: [`called_names`]), of the analysed files and `more` (see [`sites::writers::Writers::reached`], which
 /// decides per call), and the paths of the files holding such a site: pass 3
 /// classifies those again.
 pub(super) fn writers_called(
     results: &[&FileResult],
+    called: &[String],
     more: Vec<Writer>,
 ) -> (Vec<Writer>, Vec<std::path::PathBuf>) {
     use std::collections::HashSet;
-    let called: HashSet<&str> = results
-        .iter()
-        .flat_map(|r| &r.sites)
-        .flat_map(|s| &s.outside)
-        .map(String::as_str)
-        .collect();
     let mut writers: Vec<Writer> = results
         .iter()
         .flat_map(|r| &r.writers)
-        .filter(|w| called.contains(w.name.as_str()))
+        .filter(|w| called.binary_search(&w.name).is_ok())
         .cloned()
         .chain(more)
         .collect();

@@ -5,7 +5,7 @@
 //! output, JSON and `audit`.
 
 use super::effects::{self, Effect};
-use super::writers::{Writer, Writers};
+use super::writers::{split_name, Writer, Writers};
 use super::{resolve, Class, FileAnalysis, LockSite};
 use std::path::Path;
 
@@ -197,16 +197,15 @@ pub fn classify(
     if let Some(f) = site.func {
         // The function's own name and, apart, its class: `PaymentsService.render_tiles`
         // is about tiles unless a word is scoped to classes too.
-        let name = &fa.model.functions[f].name;
-        let (class, own) = name.rsplit_once(['.', ':']).unwrap_or(("", name));
+        let (own, class) = split_name(fa.model, f);
         score(("function name", WordScope::Function), own);
-        score(("class name", WordScope::Class), class);
+        score(("class name", WordScope::Class), class.unwrap_or(""));
     }
     if let Some(w) = site.api.strip_prefix("wrapper ") {
         score(("wrapper name", WordScope::Wrapper), w);
     }
-    let folders = path.with_extension("");
-    score(("path", WordScope::Path), &folders.to_string_lossy());
+    let folders = path.with_extension("").to_string_lossy().into_owned();
+    score(("path", WordScope::Path), &folders);
     for eff in &effects {
         let line = index.line_col(eff.span.start).0;
         match eff.class {
@@ -239,7 +238,7 @@ pub fn classify(
             ClassName::Correctness => Class::Correctness,
             ClassName::Efficiency => Class::Efficiency,
         }
-    } else if let Some((place, word)) = scheduled(fa, site, path) {
+    } else if let Some((place, word)) = scheduled(fa, site, &folders) {
         evidence.push(format!(
             "{place} mentions \"{word}\": a scheduled job's overlap guard (what this kind of lock is for)"
         ));
@@ -251,19 +250,19 @@ pub fn classify(
 }
 
 /// The first `scheduler-words` word naming `site`'s wrapper, function,
-/// class or file, and where: the lock keeps a scheduled job's runs apart.
-fn scheduled(fa: &FileAnalysis, site: &LockSite, path: &Path) -> Option<(&'static str, String)> {
+/// class or file (`folders`: its path without the extension), and where:
+/// the lock keeps a scheduled job's runs apart.
+fn scheduled(fa: &FileAnalysis, site: &LockSite, folders: &str) -> Option<(&'static str, String)> {
     let name = site
         .func
         .map_or("", |f| fa.model.functions[f].name.as_str());
-    let folders = path.with_extension("").to_string_lossy().into_owned();
     let places = [
         (
             "wrapper name",
             site.api.strip_prefix("wrapper ").unwrap_or(""),
         ),
         ("function or class name", name),
-        ("path", folders.as_str()),
+        ("path", folders),
     ];
     for (place, text) in places {
         if let Some(word) = super::first_word(&fa.catalog.scheduler_words, &[text]) {

@@ -36,7 +36,7 @@ pub struct Writer {
 }
 
 /// The name and class of function `f`: `Instance.place` -> (`place`, `Instance`).
-fn split_name(model: &FileModel, f: FuncId) -> (&str, Option<&str>) {
+pub fn split_name(model: &FileModel, f: FuncId) -> (&str, Option<&str>) {
     let name = model.functions[f].name.as_str();
     match name.rsplit_once(['.', ':']) {
         Some((owner, own)) => (own, Some(owner.rsplit(['.', ':']).next().unwrap_or(owner))),
