@@ -197,15 +197,9 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
     }
 
     // Pass 3: the files of wrappers whose own site nothing classes, again
-    // with the class their callers give them.
-    let results: Vec<&FileResult> = first
-        .iter()
-        .enumerate()
-        .filter_map(|(i, f)| match &second.get(&i).unwrap_or(f).outcome {
-            Outcome::Parsed(Some(r), ..) => Some(r.as_ref()),
-            _ => None,
-        })
-        .collect();
+    // with the class their callers give them, and the files whose undecided
+    // sites call a writer of another file.
+    let results = parsed_results(&first, &second);
     cx.by_callers = project::caller_classes(&cx.wrappers, &results);
     // Writers in files pass 1 did not parse, in the languages of the sites
     // that call them.
@@ -231,18 +225,24 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
         names.len(),
         more.len()
     ));
-    let (writers, reached) = project::writers_called(&results, &names, more);
+    let (writers, mut redo) = project::writers_called(&results, &names, more);
+    drop(results);
     cx.writers = writers;
-    if !cx.by_callers.is_empty() || !reached.is_empty() {
-        cx.round = 0;
+    redo.extend(cx.by_callers.iter().map(|c| c.path.clone()));
+    // Rounds: a caller that a writer classes only now classes the wrapper
+    // it calls (`createObject` writes through `_putObject` under
+    // `s.Lock()`), and that wrapper the one it calls in turn.
+    for round in 0..WRAPPER_DEPTH {
+        if redo.is_empty() {
+            break;
+        }
+        cx.round = round as u8;
         cx.seal(Pass::Classes, settings);
         let both = Prefilter::either(&prefilter, &Callers::new(&cx.wrappers).gate);
         let redone: Vec<(usize, Scanned)> = files
             .par_iter()
             .enumerate()
-            .filter(|(_, f)| {
-                cx.by_callers.iter().any(|c| c.path == f.path) || reached.contains(&f.path)
-            })
+            .filter(|(_, f)| redo.contains(&f.path))
             .map(|(i, f)| {
                 (
                     i,
@@ -251,6 +251,17 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
             })
             .collect();
         second.extend(redone);
+        let results = parsed_results(&first, &second);
+        let fresh: Vec<_> = project::caller_classes(&cx.wrappers, &results)
+            .into_iter()
+            .filter(|c| {
+                !cx.by_callers
+                    .iter()
+                    .any(|o| o.path == c.path && o.line == c.line)
+            })
+            .collect();
+        redo = fresh.iter().map(|c| c.path.clone()).collect();
+        cx.by_callers.extend(fresh);
     }
     trace(format_args!(
         "pass 2: {:?}, {} files redone",
@@ -311,6 +322,21 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
 }
 
 /// Timings on stderr when `LOCK_AUDIT_TRACE` is set (for profiling, not a format).
+/// The analyses of the files that parsed, the latest pass's where a file was redone.
+fn parsed_results<'a>(
+    first: &'a [Scanned],
+    second: &'a HashMap<usize, Scanned>,
+) -> Vec<&'a FileResult> {
+    first
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| match &second.get(&i).unwrap_or(f).outcome {
+            Outcome::Parsed(Some(r), ..) => Some(r.as_ref()),
+            _ => None,
+        })
+        .collect()
+}
+
 fn trace(what: std::fmt::Arguments) {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     if *ON.get_or_init(|| std::env::var_os("LOCK_AUDIT_TRACE").is_some()) {
