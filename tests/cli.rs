@@ -1533,3 +1533,34 @@ fn a_warm_run_over_wrappers_of_wrappers_misses_nothing() {
     assert!(err.contains(" 0 misses"), "{err}");
     assert_eq!(first, second);
 }
+
+/// The class evidence is the two strongest reasons for the class chosen, each
+/// with its line; weaker and contrary ones are left out, and ten saves count as one.
+#[test]
+fn class_evidence_is_the_two_strongest_reasons_with_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = "import redis\nr = redis.Redis()\n\n\ndef refresh_billing(db, account):\n    with r.lock(f\"lock:billing:{account}\", timeout=30, blocking_timeout=5):\n        db.execute(\"UPDATE accounts SET paid = 1 WHERE id = %s\", (account,))\n        db.execute(\"UPDATE accounts SET seen = 1 WHERE id = %s\", (account,))\n        account.save()\n";
+    fs::write(dir.path().join("jobs.py"), src).unwrap();
+    let out = lock_audit()
+        .args(["audit", "--no-cache", "--format", "json"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let evidence: Vec<&str> = json["sites"][0]["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e.as_str())
+        .filter(|e| e.ends_with("(correctness)") || e.ends_with("(efficiency)"))
+        .collect();
+    assert_eq!(json["sites"][0]["class"], "correctness", "{json}");
+    assert_eq!(
+        evidence,
+        [
+            "critical section writes SQL at L7 (correctness)",
+            "critical section saves through the ORM (`account.save`) at L9 (correctness)",
+        ],
+        "{json}"
+    );
+}

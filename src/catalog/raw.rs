@@ -127,6 +127,11 @@ pub struct RawEffect {
     /// Only on receivers with one of these as a whole word of their name.
     #[serde(default)]
     pub receivers: Vec<String>,
+    /// Only on receivers named verb-first with one of these: a service object
+    /// named for what it does (`Payments::CreateService.call!(..)`,
+    /// `CreateOrderService.new(..).call`; the last segment counts).
+    #[serde(default)]
+    pub receiver_verbs: Vec<String>,
     /// SQL statements (first keyword) in string arguments.
     #[serde(default)]
     pub sql: Vec<String>,
@@ -467,6 +472,11 @@ pub struct RawLock {
     pub scope: Option<Scope>,
     /// What a lock of this kind usually guards, when nothing at the site decides.
     pub usual: Option<RawUsual>,
+    /// For a lock declared in a class body (activejob-uniqueness `unique`):
+    /// the methods of the class it is held around (`perform`), whose bodies
+    /// are its critical section.
+    #[serde(default)]
+    pub held_around: Vec<String>,
 }
 
 /// The class a kind of lock has by its purpose (a `FOR UPDATE` row lock is
@@ -523,6 +533,8 @@ pub enum EffectKind {
     QueuePublish,
     CacheSet,
     FileWrite,
+    /// A service object named for the change it makes (`CreateService.call!`).
+    ServiceCall,
     /// Slow work (sleeps, long calls): evidence for LA402.
     Slow,
 }
@@ -540,6 +552,7 @@ impl EffectKind {
             EffectKind::QueuePublish => "queue-publish",
             EffectKind::CacheSet => "cache-set",
             EffectKind::FileWrite => "file-write",
+            EffectKind::ServiceCall => "service-call",
             EffectKind::Slow => "slow",
         }
     }

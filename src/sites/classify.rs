@@ -56,15 +56,37 @@ fn annotation(fa: &FileAnalysis, index: &LineIndex, site: &LockSite) -> Option<(
     }
 }
 
-/// Scores the words of `text`, found in `scope`, against the catalog
-/// vocabularies; adds evidence lines. A word counts once per site, in the
-/// first place it is `seen` (`runCronJob` in a `cron/` folder is one hint).
+/// One reason for a class: what says it, how strongly, and where (`None`:
+/// the file's path).
+struct Reason {
+    class: ClassName,
+    weight: i32,
+    line: Option<usize>,
+    text: String,
+}
+
+impl Reason {
+    fn show(&self) -> String {
+        let class = match self.class {
+            ClassName::Correctness => "correctness",
+            ClassName::Efficiency => "efficiency",
+        };
+        match self.line {
+            Some(line) => format!("{} at L{line} ({class})", self.text),
+            None => format!("{} ({class})", self.text),
+        }
+    }
+}
+
+/// The words of `text`, found in `scope` at `line`, that the catalog
+/// vocabularies weigh. A word counts once per site, in the first place it
+/// is `seen` (`runCronJob` in a `cron/` folder is one hint).
 fn score_words(
     fa: &FileAnalysis,
-    (what, scope): (&str, WordScope),
+    (what, scope, line): (&str, WordScope, Option<usize>),
     text: &str,
-    (c, e): (&mut i32, &mut i32),
-    (seen, evidence): (&mut Vec<String>, &mut Vec<String>),
+    seen: &mut Vec<String>,
+    reasons: &mut Vec<Reason>,
 ) {
     let counts = |word: Option<&(i32, Vec<WordScope>)>| {
         word.filter(|(_, scopes)| scopes.contains(&scope))
@@ -74,15 +96,32 @@ fn score_words(
         if seen.contains(&w) {
             continue;
         }
-        if let Some(n) = counts(fa.catalog.correctness_words.get(&w)) {
-            *c += n;
-            evidence.push(format!("{what} mentions \"{w}\" (correctness)"));
-        } else if let Some(n) = counts(fa.catalog.efficiency_words.get(&w)) {
-            *e += n;
-            evidence.push(format!("{what} mentions \"{w}\" (efficiency)"));
+        let found = counts(fa.catalog.correctness_words.get(&w))
+            .map(|n| (ClassName::Correctness, n))
+            .or_else(|| {
+                counts(fa.catalog.efficiency_words.get(&w)).map(|n| (ClassName::Efficiency, n))
+            });
+        if let Some((class, weight)) = found {
+            reasons.push(Reason {
+                class,
+                weight,
+                line,
+                text: format!("{what} mentions \"{w}\""),
+            });
         }
         seen.push(w);
     }
+}
+
+/// The two strongest of `reasons` for `class` (any class when `None`), the
+/// strongest first, as shown.
+fn strongest(reasons: &[Reason], class: Option<ClassName>) -> Vec<String> {
+    let mut picked: Vec<&Reason> = reasons
+        .iter()
+        .filter(|r| class.is_none_or(|c| r.class == c))
+        .collect();
+    picked.sort_by_key(|r| std::cmp::Reverse(r.weight));
+    picked.iter().take(2).map(|r| r.show()).collect()
 }
 
 /// What the helper that builds the site's key returns, if one of this file does.
@@ -177,74 +216,86 @@ pub fn classify(
     if let Some(why) = marker(fa, site, built.unwrap_or("")) {
         return (Class::Marker, vec![why], effects);
     }
-    let (mut c, mut e) = (0, 0);
-    let mut evidence = Vec::new();
+    let mut reasons = Vec::new();
     let key_words = match built {
         Some(b) => format!("{} {b}", site.key_text),
         None => site.key_text.clone(),
     };
+    let site_line = Some(index.line_col(site.span.start).0);
     let mut seen = Vec::new();
-    let mut score = |place, text: &str| {
-        score_words(
-            fa,
-            place,
-            text,
-            (&mut c, &mut e),
-            (&mut seen, &mut evidence),
-        )
-    };
-    score(("key", WordScope::Key), &key_words);
+    let mut score = |place, text: &str| score_words(fa, place, text, &mut seen, &mut reasons);
+    score(("key", WordScope::Key, site_line), &key_words);
     if let Some(f) = site.func {
         // The function's own name and, apart, its class: `PaymentsService.render_tiles`
         // is about tiles unless a word is scoped to classes too.
         let (own, class) = split_name(fa.model, f);
-        score(("function name", WordScope::Function), own);
-        score(("class name", WordScope::Class), class.unwrap_or(""));
+        let line = Some(index.line_col(fa.model.functions[f].span.start).0);
+        score(("function name", WordScope::Function, line), own);
+        score(("class name", WordScope::Class, line), class.unwrap_or(""));
     }
     if let Some(w) = site.api.strip_prefix("wrapper ") {
-        score(("wrapper name", WordScope::Wrapper), w);
+        score(("wrapper name", WordScope::Wrapper, site_line), w);
     }
     let folders = path.with_extension("").to_string_lossy().into_owned();
-    score(("path", WordScope::Path), &folders);
+    score(("path", WordScope::Path, None), &folders);
+    // One reason per kind of effect: ten saves say no more than one.
+    let mut kinds = Vec::new();
     for eff in &effects {
-        let line = index.line_col(eff.span.start).0;
-        match eff.class {
-            Some(ClassName::Correctness) => {
-                c += eff.weight;
-                evidence.push(format!(
-                    "critical section {} at L{line} (correctness)",
-                    describe(eff)
-                ));
+        if let Some(class) = eff.class {
+            if kinds.contains(&(eff.kind, class)) {
+                continue;
             }
-            Some(ClassName::Efficiency) => {
-                e += eff.weight;
-                evidence.push(format!(
-                    "critical section {} at L{line} (efficiency)",
-                    describe(eff)
-                ));
-            }
-            _ => {}
+            kinds.push((eff.kind, class));
+            reasons.push(Reason {
+                class,
+                weight: eff.weight,
+                line: Some(index.line_col(eff.span.start).0),
+                text: format!("critical section {}", describe(eff)),
+            });
         }
     }
+    let total = |class| {
+        reasons
+            .iter()
+            .filter(|r| r.class == class)
+            .map(|r| r.weight)
+            .sum::<i32>()
+    };
+    let (c, e) = (total(ClassName::Correctness), total(ClassName::Efficiency));
     let t = fa.catalog.threshold.max(1);
-    let class = if c >= t && c > e {
-        Class::Correctness
+    // The evidence: the two strongest reasons for the class chosen; for a
+    // kind of lock's usual class, that first and the strongest agreeing one.
+    let (class, evidence) = if c >= t && c > e {
+        (
+            Class::Correctness,
+            strongest(&reasons, Some(ClassName::Correctness)),
+        )
     } else if e >= t && e > c {
-        Class::Efficiency
+        (
+            Class::Efficiency,
+            strongest(&reasons, Some(ClassName::Efficiency)),
+        )
     } else if let Some(usual) = &site.usual {
         // Nothing at the site decides: the kind of lock does.
-        evidence.push(format!("{} (what this kind of lock is for)", usual.because));
-        match usual.class {
+        let mut evidence = vec![format!("{} (what this kind of lock is for)", usual.because)];
+        evidence.extend(strongest(&reasons, Some(usual.class)).into_iter().take(1));
+        let class = match usual.class {
             ClassName::Correctness => Class::Correctness,
             ClassName::Efficiency => Class::Efficiency,
-        }
+        };
+        (class, evidence)
     } else if let Some((place, word)) = scheduled(fa, site, &folders) {
-        evidence.push(format!(
+        let mut evidence = vec![format!(
             "{place} mentions \"{word}\": a scheduled job's overlap guard (what this kind of lock is for)"
-        ));
-        Class::Efficiency
+        )];
+        evidence.extend(
+            strongest(&reasons, Some(ClassName::Efficiency))
+                .into_iter()
+                .take(1),
+        );
+        (Class::Efficiency, evidence)
     } else {
-        Class::Unclassified
+        (Class::Unclassified, strongest(&reasons, None))
     };
     (class, evidence, effects)
 }
@@ -280,6 +331,7 @@ fn describe(e: &Effect) -> String {
         EffectKind::Payment => format!("calls a payment API (`{}`)", e.text),
         EffectKind::ObjectStorePut => format!("writes to an object store (`{}`)", e.text),
         EffectKind::CacheSet => format!("only sets a cache (`{}`)", e.text),
+        EffectKind::ServiceCall => format!("calls a service named for a change (`{}`)", e.text),
         other => format!("{} (`{}`)", other.name(), e.text),
     }
 }
@@ -316,15 +368,21 @@ impl UserClasses<'_> {
     pub fn settle(&self, class: Class, line: usize, evidence: &mut Vec<String>) -> Class {
         let callers = self.by_callers.iter().find(|(l, ..)| *l == line);
         match (class, callers, self.assume) {
+            // The callers decide: what left the site undecided says nothing more.
             (Class::Unclassified, Some((_, by_callers, why)), _) => {
-                evidence.push(why.clone());
+                *evidence = vec![why.clone()];
                 *by_callers
             }
+            // The policy decides, and the strongest undecided reason says why nothing else did.
             (Class::Unclassified, None, Some(assumed)) => {
-                evidence.push(format!(
-                    "nothing decides the class: `assume-class: {}` in lock-audit.yaml",
-                    assumed.name()
-                ));
+                evidence.truncate(1);
+                evidence.insert(
+                    0,
+                    format!(
+                        "nothing decides the class: `assume-class: {}` in lock-audit.yaml",
+                        assumed.name()
+                    ),
+                );
                 assumed
             }
             _ => class,

@@ -163,12 +163,26 @@ fn matches_effect(model: &FileModel, call: &Call, e: &RawEffect) -> bool {
     if e.kind == EffectKind::OrmWrite && import_of(model, call).is_some() {
         return false;
     }
-    e.receivers.is_empty() || {
+    (e.receivers.is_empty() || {
         let words = receiver_words(call);
         e.receivers
             .iter()
             .any(|r| words.contains(&r.to_lowercase()))
-    }
+    }) && (e.receiver_verbs.is_empty() || {
+        let verb = receiver_name(call).and_then(|n| resolve::words(n).into_iter().next());
+        verb.is_some_and(|v| e.receiver_verbs.contains(&v))
+    })
+}
+
+/// The last segment of `call`'s receiver, past a constructor call:
+/// `CreateService` in `Payments::CreateService`, `Payments::CreateService.new(x)`
+/// and `new CreateService(x)`.
+fn receiver_name(call: &Call) -> Option<&str> {
+    let text = call.receiver.as_deref()?.text.as_str();
+    let text = text.split('(').next().unwrap_or(text);
+    let text = text.strip_suffix(".new").unwrap_or(text);
+    let text = text.strip_prefix("new ").unwrap_or(text);
+    text.rsplit([':', '.']).next().filter(|n| !n.is_empty())
 }
 
 /// The import that binds a bare `call`'s name, if the file imports the
@@ -189,7 +203,7 @@ pub fn import_of<'m>(model: &'m FileModel, call: &Call) -> Option<&'m crate::mod
 /// the function it is in (so "after the check" compares places in the section).
 pub fn section_calls<'m>(model: &'m FileModel, site: &LockSite) -> Vec<(&'m Call, Span)> {
     let direct: Vec<&Call> = model
-        .calls_in(site.func)
+        .calls_in(site.held_over.or(site.func))
         // A block form's body lies inside the acquiring call; otherwise the
         // call's own arguments are not part of the section.
         .filter(|c| {
@@ -406,7 +420,7 @@ pub fn of_section(fa: &FileAnalysis, site: &LockSite, writers: &Writers) -> Vec<
                 if call.span.contains(site.span) {
                     return None;
                 }
-                let w = writers.reached(fa.model, call, site.func)?;
+                let w = writers.reached(fa.model, call, site.held_over.or(site.func))?;
                 let fenced = call
                     .args
                     .iter()

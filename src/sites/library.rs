@@ -17,7 +17,7 @@ use super::{resolve, LockObject, LockSite, ObjectMethods, Release, SiteKind, Wai
 use crate::catalog::{AcquireMethod, Acquires, ApiKind, Catalog, Library, LockSpec};
 use crate::lang::profile::profile;
 use crate::manifest::{Used, Versions};
-use crate::model::{mentions, Call, CallId, FileModel, Span, Usage};
+use crate::model::{mentions, Call, CallId, FileModel, FuncId, Span, Usage};
 
 /// Is `recv` the field `var` (`this.mutex`) named without `this.` in a
 /// language that allows it, and not shadowed by a local of `c`'s function?
@@ -215,9 +215,28 @@ impl Ctx<'_> {
             handle,
             expects_release: !self.spec.release_methods.is_empty(),
             usual: self.spec.usual.clone(),
+            held_over: held_over(self.model, self.spec, acquire),
             ..LockSite::base(acquire.id, span, acquire.func, SiteKind::Library)
         }
     }
+}
+
+/// For a declaration in a class body (no enclosing function): the first
+/// method after it that `spec` says the lock is held around.
+fn held_over(model: &FileModel, spec: &LockSpec, acquire: &Call) -> Option<FuncId> {
+    if acquire.func.is_some() || spec.held_around.is_empty() {
+        return None;
+    }
+    model
+        .functions
+        .iter()
+        .filter(|f| f.span.start >= acquire.span.end)
+        .filter(|f| {
+            let own = f.name.rsplit(['.', ':', '#']).next().unwrap_or(&f.name);
+            spec.held_around.iter().any(|m| m == own)
+        })
+        .min_by_key(|f| f.span.start)
+        .map(|f| f.id)
 }
 
 /// How callers take and give back a lock object of `spec`.

@@ -35,6 +35,9 @@ pub fn complete(
             // A wrapper call's section was set where the call became a site:
             // up to the release through the same object, else the caller's end.
             None if site.via.is_some() => site.section,
+            None if site.held_over.is_some() => site
+                .held_over
+                .map_or(site.span, |f| model.functions[f].span),
             None => {
                 let end = site
                     .releases

@@ -152,6 +152,9 @@ pub struct LockSite {
     /// The class this kind of lock has by its purpose (catalog `usual`),
     /// applied when nothing else decides; carried to a wrapper's callers.
     pub usual: Option<crate::catalog::raw::RawUsual>,
+    /// A lock declared in a class body is held around this method of the
+    /// class (catalog `held-around`): its body is the critical section.
+    pub held_over: Option<FuncId>,
 }
 
 /// Where a lock site comes from.
@@ -218,6 +221,7 @@ impl LockSite {
             class_evidence: Vec::new(),
             effects: Vec::new(),
             renews: false,
+            held_over: None,
         }
     }
 }
