@@ -64,6 +64,7 @@ pub static TABLE: NodeTable = NodeTable {
     expression_statements: &["expression_statement"],
     statement_lists: &[],
     implicit_return: false,
+    bare_identifier_calls: false,
     assignments: &[
         AssignShape {
             kind: "short_var_declaration",

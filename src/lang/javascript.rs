@@ -80,6 +80,7 @@ macro_rules! js_table {
             expression_statements: &["expression_statement"],
             statement_lists: &[],
             implicit_return: false,
+            bare_identifier_calls: false,
             assignments: &[
                 AssignShape {
                     kind: "variable_declarator",

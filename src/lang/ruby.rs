@@ -62,6 +62,7 @@ pub static TABLE: NodeTable = NodeTable {
         "begin",
     ],
     implicit_return: true,
+    bare_identifier_calls: true,
     assignments: &[AssignShape {
         kind: "assignment",
         target: "left",

@@ -46,6 +46,10 @@ struct Frame<'t> {
     pushed_block: bool,
     pushed_func: bool,
     pushed_class: bool,
+    /// The parent's kind (a bare identifier's place: a statement, a value).
+    parent_kind: Option<&'static str>,
+    /// How many block parameter names this node put on `Lowerer::block_params`.
+    pushed_params: usize,
 }
 
 /// Parses `text` with `table`'s grammar, reusing the thread's parser and,
@@ -78,6 +82,7 @@ pub fn lower(table: &'static NodeTable, tree: &Tree, text: &str) -> FileModel {
         block_stack: vec![0],
         func_stack: Vec::new(),
         class_stack: Vec::new(),
+        block_params: Vec::new(),
         heredocs: heredocs.into_iter(),
     };
     lw.walk(tree);
@@ -92,6 +97,8 @@ struct Lowerer<'a> {
     block_stack: Vec<BlockId>,
     func_stack: Vec<FuncId>,
     class_stack: Vec<String>,
+    /// The parameter names of the blocks around the node being lowered (`do |job| .. end`).
+    block_params: Vec<String>,
     /// Heredoc bodies in source order, handed to their markers in the same order.
     heredocs: std::vec::IntoIter<String>,
 }
@@ -232,6 +239,8 @@ impl<'a> Lowerer<'a> {
             pushed_block: false,
             pushed_func: false,
             pushed_class: false,
+            parent_kind: parent.map(|p| p.kind()),
+            pushed_params: 0,
         };
         if node.is_error() || node.is_missing() {
             self.model.syntax_errors.push(span(node));
@@ -280,6 +289,9 @@ impl<'a> Lowerer<'a> {
                 };
                 self.push_block(kind, span(node));
                 frame.pushed_block = true;
+                if t.bare_identifier_calls {
+                    frame.pushed_params = self.push_block_params(node);
+                }
             }
             Opens::Nothing => {
                 let guarded = parent.is_some_and(|p| {
@@ -363,8 +375,12 @@ impl<'a> Lowerer<'a> {
             pushed_block,
             pushed_func,
             pushed_class,
-            ..
+            parent_kind,
+            field,
+            pushed_params,
         } = frame;
+        self.block_params
+            .truncate(self.block_params.len() - pushed_params);
         if pushed_block {
             self.block_stack.pop();
         }
@@ -395,6 +411,11 @@ impl<'a> Lowerer<'a> {
             Role::KeywordArg(i) => self.keyword_arg(t.keyword_args[i], node, children),
             Role::Pair(i) => self.pair(t.pairs[i], node, children),
             Role::Member(i) => self.member(t.members[i], node, children, depth),
+            Role::Identifier
+                if t.bare_identifier_calls && self.is_bare_call(node, parent_kind, field) =>
+            {
+                self.bare_call(node, sp)
+            }
             Role::Identifier
             | Role::HeredocMarker
             | Role::Str

@@ -96,6 +96,88 @@ impl Lowerer<'_> {
         )
     }
 
+    /// Is the identifier `node` a method call without receiver or
+    /// arguments: a statement of its own or an assignment's value (by its
+    /// parent's kind and its field), naming no parameter of its method or of
+    /// a block around it and no local assigned before it?
+    pub(super) fn is_bare_call(
+        &self,
+        node: Node,
+        parent_kind: Option<&str>,
+        field: Option<&str>,
+    ) -> bool {
+        let Some(parent) = parent_kind else {
+            return false;
+        };
+        let statement = self.t.statement_lists.contains(&parent);
+        let value = self
+            .t
+            .assignments
+            .iter()
+            .any(|a| a.kind == parent && a.value.is_some() && a.value == field);
+        if !(statement || value) {
+            return false;
+        }
+        let name = &self.src[node.byte_range()];
+        let func = self.current_func();
+        let param = func.is_some_and(|f| {
+            self.model.functions[f]
+                .params
+                .iter()
+                .any(|p| p.name == name)
+        });
+        let local = self
+            .model
+            .assigns
+            .iter()
+            .rev()
+            .take_while(|a| a.func == func)
+            .any(|a| a.target == name);
+        !param && !local && !self.block_params.iter().any(|p| p == name)
+    }
+
+    /// Puts the parameter names of the block `node` on `block_params`;
+    /// returns how many.
+    pub(super) fn push_block_params(&mut self, node: Node) -> usize {
+        let Some(params) = node.child_by_field_name("parameters") else {
+            return 0;
+        };
+        let mut cursor = params.walk();
+        let names: Vec<String> = params
+            .named_children(&mut cursor)
+            .map(|p| self.src[p.child_by_field_name("name").unwrap_or(p).byte_range()].to_string())
+            .collect();
+        let n = names.len();
+        self.block_params.extend(names);
+        n
+    }
+
+    /// The call a bare identifier makes ([`Self::is_bare_call`]).
+    pub(super) fn bare_call(&mut self, node: Node, sp: Span) -> Lowered {
+        let name = self.src[node.byte_range()].to_string();
+        let id = self.model.calls.len();
+        self.model.calls.push(Call {
+            id,
+            name: name.clone(),
+            callee: name.clone(),
+            receiver: None,
+            args: Vec::new(),
+            span: sp,
+            name_span: sp,
+            func: self.current_func(),
+            block: self.block_stack.last().copied().unwrap_or(0),
+            usage: Usage::Used,
+        });
+        Lowered::Expr(
+            Expr {
+                kind: ExprKind::Call(id),
+                text: name,
+                span: sp,
+            },
+            1,
+        )
+    }
+
     pub(super) fn assign(
         &mut self,
         shape: &AssignShape,

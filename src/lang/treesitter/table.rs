@@ -81,6 +81,10 @@ pub struct NodeTable {
     pub statement_lists: &'static [&'static str],
     /// The last statement of a list is its value (Ruby): not discarded.
     pub implicit_return: bool,
+    /// A bare identifier that names no local variable calls a method of the
+    /// object itself (Ruby `apply_coupon` for `self.apply_coupon()`), when it
+    /// stands as a statement or as an assignment's value.
+    pub bare_identifier_calls: bool,
     pub assignments: &'static [AssignShape],
     /// `value as name` bindings: the value child bound to the `alias` field.
     pub alias_bindings: &'static [&'static str],
