@@ -65,6 +65,7 @@ pub static TABLE: NodeTable = NodeTable {
     statement_lists: &[],
     implicit_return: false,
     bare_identifier_calls: false,
+    decorated: &[],
     assignments: &[
         AssignShape {
             kind: "short_var_declaration",

@@ -87,6 +87,7 @@ pub static TABLE: NodeTable = NodeTable {
     statement_lists: &[],
     implicit_return: false,
     bare_identifier_calls: false,
+    decorated: &[],
     assignments: &[
         AssignShape {
             kind: "variable_declarator",

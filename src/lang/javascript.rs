@@ -81,6 +81,7 @@ macro_rules! js_table {
             statement_lists: &[],
             implicit_return: false,
             bare_identifier_calls: false,
+            decorated: &[],
             assignments: &[
                 AssignShape {
                     kind: "variable_declarator",

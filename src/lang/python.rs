@@ -48,6 +48,7 @@ pub static TABLE: NodeTable = NodeTable {
     statement_lists: &[],
     implicit_return: false,
     bare_identifier_calls: false,
+    decorated: &["decorated_definition"],
     assignments: &[AssignShape {
         kind: "assignment",
         target: "left",

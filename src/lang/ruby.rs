@@ -63,6 +63,7 @@ pub static TABLE: NodeTable = NodeTable {
     ],
     implicit_return: true,
     bare_identifier_calls: true,
+    decorated: &[],
     assignments: &[AssignShape {
         kind: "assignment",
         target: "left",

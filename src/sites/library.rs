@@ -221,9 +221,18 @@ impl Ctx<'_> {
     }
 }
 
-/// For a declaration in a class body (no enclosing function): the first
-/// method after it that `spec` says the lock is held around.
+/// The function a lock is held around when it is taken outside it: the
+/// function a decorator making it decorates (`@advisory_lock("k")` above
+/// `def create`), or for a declaration in a class body the first method
+/// after it that `spec` says the lock is held around.
 fn held_over(model: &FileModel, spec: &LockSpec, acquire: &Call) -> Option<FuncId> {
+    let decorated = model
+        .decorators
+        .iter()
+        .find(|(sp, _)| sp.contains(acquire.span));
+    if let Some(&(_, f)) = decorated {
+        return Some(f);
+    }
     if acquire.func.is_some() || spec.held_around.is_empty() {
         return None;
     }

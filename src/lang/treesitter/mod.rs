@@ -405,6 +405,9 @@ impl<'a> Lowerer<'a> {
             return Lowered::Expr(Expr::other(self.text(node), sp), depth);
         }
         let t = self.t;
+        if t.decorated.contains(&node.kind()) {
+            self.decorated(node);
+        }
         match role {
             Role::Call(i) => self.call(&t.calls[i], node, children, sp),
             Role::Arguments => expr::arguments(children),
@@ -456,6 +459,25 @@ impl<'a> Lowerer<'a> {
                     Lowered::Nothing
                 }
             }
+        }
+    }
+
+    /// Records the decorators of a decorated function (already lowered: its
+    /// function is the last one with the definition's span).
+    fn decorated(&mut self, node: Node) {
+        let Some(def) = node.child_by_field_name("definition") else {
+            return;
+        };
+        let def_span = span(def);
+        let func = self
+            .model
+            .functions
+            .iter()
+            .rev()
+            .find(|f| f.span == def_span);
+        if let Some(f) = func {
+            let decorators = Span::new(node.start_byte(), def.start_byte());
+            self.model.decorators.push((decorators, f.id));
         }
     }
 

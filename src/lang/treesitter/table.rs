@@ -85,6 +85,9 @@ pub struct NodeTable {
     /// object itself (Ruby `apply_coupon` for `self.apply_coupon()`), when it
     /// stands as a statement or as an assignment's value.
     pub bare_identifier_calls: bool,
+    /// Nodes holding decorators and, in their `definition` field, the
+    /// function they decorate (Python `decorated_definition`).
+    pub decorated: &'static [&'static str],
     pub assignments: &'static [AssignShape],
     /// `value as name` bindings: the value child bound to the `alias` field.
     pub alias_bindings: &'static [&'static str],
