@@ -124,6 +124,10 @@ pub struct RawEffect {
     /// (`updateFragment`, `put_kind`, `PutKind`; never a bare `update`).
     #[serde(default)]
     pub method_verbs: Vec<String>,
+    /// Not a `method-verbs` method whose last word is one of these
+    /// (`createQueryBuilder` makes a builder, not a row).
+    #[serde(default)]
+    pub except_nouns: Vec<String>,
     /// Only on receivers with one of these as a whole word of their name.
     #[serde(default)]
     pub receivers: Vec<String>,

@@ -151,10 +151,20 @@ fn matches_effect(model: &FileModel, call: &Call, e: &RawEffect) -> bool {
     let verb_first = || {
         !e.method_verbs.is_empty() && {
             let words = resolve::words(&call.name);
+            let noun = words.last().is_some_and(|w| e.except_nouns.contains(w));
             words.len() == 1 && e.method_verbs.contains(&call.name)
-                || words.len() >= 2 && e.method_verbs.contains(&words[0])
+                || words.len() >= 2 && e.method_verbs.contains(&words[0]) && !noun
         }
     };
+    // An element of a collection (`db_data['trust'].remove(x)`) is no store client.
+    if e.kind == EffectKind::StoreWrite
+        && call
+            .receiver
+            .as_deref()
+            .is_some_and(|r| r.text.ends_with(']'))
+    {
+        return false;
+    }
     if !e.methods.contains(&call.name) && !verb_first() {
         return false;
     }
