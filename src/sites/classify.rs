@@ -120,7 +120,8 @@ fn strongest(reasons: &[Reason], class: Option<ClassName>) -> Vec<String> {
         .iter()
         .filter(|r| class.is_none_or(|c| r.class == c))
         .collect();
-    picked.sort_by_key(|r| std::cmp::Reverse(r.weight));
+    // At equal weight what the code does says more than what it is named.
+    picked.sort_by_key(|r| (std::cmp::Reverse(r.weight), r.text.contains(" mentions ")));
     picked.iter().take(2).map(|r| r.show()).collect()
 }
 
