@@ -461,8 +461,9 @@ pub struct FileModel {
     /// Each class's declared bases by last name (`EmailDeletionJob` ->
     /// `ApplicationJob`; `ActualLock(Lock)` -> `Lock`; `extends`, `implements`).
     pub supers: HashMap<String, Vec<String>>,
-    /// The decorators above a function (their span, the function): a lock
-    /// taken by one (`@advisory_lock("k")`) is held around the function.
+    /// The decorators above a function (their span, the function), sorted
+    /// by place: a lock taken by one (`@advisory_lock("k")`) is held around
+    /// the function.
     pub decorators: Vec<(Span, FuncId)>,
     /// `assigns` by target name, built on first [`FileModel::lookup`]: lookups
     /// run per argument, so a linear search would make dense files quadratic.

@@ -225,9 +225,10 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
         names.len(),
         more.len()
     ));
-    let (writers, mut redo) = project::writers_called(&results, &names, more);
+    let (writers, reached) = project::writers_called(&results, &names, more);
     drop(results);
     cx.writers = writers;
+    let mut redo: std::collections::HashSet<PathBuf> = reached.into_iter().collect();
     redo.extend(cx.by_callers.iter().map(|c| c.path.clone()));
     // Rounds: a caller that a writer classes only now classes the wrapper
     // it calls (`createObject` writes through `_putObject` under

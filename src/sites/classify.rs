@@ -63,6 +63,8 @@ struct Reason {
     weight: i32,
     line: Option<usize>,
     text: String,
+    /// Said by a name (a word), not by what the critical section does.
+    named: bool,
 }
 
 impl Reason {
@@ -107,6 +109,7 @@ fn score_words(
                 weight,
                 line,
                 text: format!("{what} mentions \"{w}\""),
+                named: true,
             });
         }
         seen.push(w);
@@ -121,7 +124,7 @@ fn strongest(reasons: &[Reason], class: Option<ClassName>) -> Vec<String> {
         .filter(|r| class.is_none_or(|c| r.class == c))
         .collect();
     // At equal weight what the code does says more than what it is named.
-    picked.sort_by_key(|r| (std::cmp::Reverse(r.weight), r.text.contains(" mentions ")));
+    picked.sort_by_key(|r| (std::cmp::Reverse(r.weight), r.named));
     picked.iter().take(2).map(|r| r.show()).collect()
 }
 
@@ -188,6 +191,14 @@ pub fn written_value(fa: &FileAnalysis, site: &LockSite) -> Option<String> {
     ))
 }
 
+/// The evidence of a class a kind of lock decides: `why`, then the
+/// strongest reason agreeing with it.
+fn decided_by(why: String, reasons: &[Reason], class: ClassName) -> Vec<String> {
+    let mut evidence = vec![why];
+    evidence.extend(strongest(reasons, Some(class)).into_iter().take(1));
+    evidence
+}
+
 /// Classifies `site`, returning its class, the evidence, and its section's effects.
 pub fn classify(
     fa: &FileAnalysis,
@@ -252,6 +263,7 @@ pub fn classify(
                 weight: eff.weight,
                 line: Some(index.line_col(eff.span.start).0),
                 text: format!("critical section {}", describe(eff)),
+                named: false,
             });
         }
     }
@@ -278,22 +290,18 @@ pub fn classify(
         )
     } else if let Some(usual) = &site.usual {
         // Nothing at the site decides: the kind of lock does.
-        let mut evidence = vec![format!("{} (what this kind of lock is for)", usual.because)];
-        evidence.extend(strongest(&reasons, Some(usual.class)).into_iter().take(1));
+        let why = format!("{} (what this kind of lock is for)", usual.because);
+        let evidence = decided_by(why, &reasons, usual.class);
         let class = match usual.class {
             ClassName::Correctness => Class::Correctness,
             ClassName::Efficiency => Class::Efficiency,
         };
         (class, evidence)
     } else if let Some((place, word)) = scheduled(fa, site, &folders) {
-        let mut evidence = vec![format!(
+        let why = format!(
             "{place} mentions \"{word}\": a scheduled job's overlap guard (what this kind of lock is for)"
-        )];
-        evidence.extend(
-            strongest(&reasons, Some(ClassName::Efficiency))
-                .into_iter()
-                .take(1),
         );
+        let evidence = decided_by(why, &reasons, ClassName::Efficiency);
         (Class::Efficiency, evidence)
     } else {
         (Class::Unclassified, strongest(&reasons, None))

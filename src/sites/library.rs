@@ -226,11 +226,11 @@ impl Ctx<'_> {
 /// `def create`), or for a declaration in a class body the first method
 /// after it that `spec` says the lock is held around.
 fn held_over(model: &FileModel, spec: &LockSpec, acquire: &Call) -> Option<FuncId> {
-    let decorated = model
+    let before = model
         .decorators
-        .iter()
-        .find(|(sp, _)| sp.contains(acquire.span));
-    if let Some(&(_, f)) = decorated {
+        .partition_point(|(sp, _)| sp.start <= acquire.span.start);
+    let decorated = before.checked_sub(1).map(|i| model.decorators[i]);
+    if let Some((_, f)) = decorated.filter(|(sp, _)| sp.contains(acquire.span)) {
         return Some(f);
     }
     if acquire.func.is_some() || spec.held_around.is_empty() {
@@ -241,7 +241,7 @@ fn held_over(model: &FileModel, spec: &LockSpec, acquire: &Call) -> Option<FuncI
         .iter()
         .filter(|f| f.span.start >= acquire.span.end)
         .filter(|f| {
-            let own = f.name.rsplit(['.', ':', '#']).next().unwrap_or(&f.name);
+            let own = super::writers::split_name(model, f.id).0;
             spec.held_around.iter().any(|m| m == own)
         })
         .min_by_key(|f| f.span.start)

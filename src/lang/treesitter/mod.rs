@@ -86,6 +86,8 @@ pub fn lower(table: &'static NodeTable, tree: &Tree, text: &str) -> FileModel {
         heredocs: heredocs.into_iter(),
     };
     lw.walk(tree);
+    // Disjoint spans, found inner first: sorted for a binary search by place.
+    lw.model.decorators.sort_by_key(|(sp, _)| sp.start);
     lw.model
 }
 

@@ -72,25 +72,43 @@ impl Lowerer<'_> {
                 });
             }
         }
-        let id = self.model.calls.len();
         let text = self.text(node);
+        let receiver = if shape.constructor { None } else { receiver };
+        let usage = if has_block { Usage::Guard } else { Usage::Used };
+        self.push_call(
+            (name, collapse_ws(&callee), receiver, args),
+            (sp, name_span),
+            usage,
+            text,
+        )
+    }
+
+    /// Records a call in the current function and block; its value as an expression.
+    fn push_call(
+        &mut self,
+        (name, callee, receiver, args): (String, String, Option<Box<Expr>>, Vec<Arg>),
+        (span, name_span): (Span, Span),
+        usage: Usage,
+        text: String,
+    ) -> Lowered {
+        let id = self.model.calls.len();
         self.model.calls.push(Call {
             id,
             name,
-            callee: collapse_ws(&callee),
-            receiver: if shape.constructor { None } else { receiver },
+            callee,
+            receiver,
             args,
-            span: sp,
+            span,
             name_span,
             func: self.current_func(),
             block: self.block_stack.last().copied().unwrap_or(0),
-            usage: if has_block { Usage::Guard } else { Usage::Used },
+            usage,
         });
         Lowered::Expr(
             Expr {
                 kind: ExprKind::Call(id),
                 text,
-                span: sp,
+                span,
             },
             1,
         )
@@ -155,27 +173,8 @@ impl Lowerer<'_> {
     /// The call a bare identifier makes ([`Self::is_bare_call`]).
     pub(super) fn bare_call(&mut self, node: Node, sp: Span) -> Lowered {
         let name = self.src[node.byte_range()].to_string();
-        let id = self.model.calls.len();
-        self.model.calls.push(Call {
-            id,
-            name: name.clone(),
-            callee: name.clone(),
-            receiver: None,
-            args: Vec::new(),
-            span: sp,
-            name_span: sp,
-            func: self.current_func(),
-            block: self.block_stack.last().copied().unwrap_or(0),
-            usage: Usage::Used,
-        });
-        Lowered::Expr(
-            Expr {
-                kind: ExprKind::Call(id),
-                text: name,
-                span: sp,
-            },
-            1,
-        )
+        let call = (name.clone(), name.clone(), None, Vec::new());
+        self.push_call(call, (sp, sp), Usage::Used, name)
     }
 
     pub(super) fn assign(
