@@ -5,6 +5,7 @@
 //! and every delete of a lock key ([`Release`]: owner-checked or not, and the
 //! acquisition it belongs to). Checks read only these facts.
 
+mod built_sql;
 pub mod classify;
 pub mod command;
 pub mod consts;

@@ -11,11 +11,19 @@ use crate::catalog::raw::SqlWait;
 use crate::catalog::{Catalog, Scope, SqlRole};
 use std::collections::HashMap;
 
-use super::command::chain_end;
+use super::built_sql::built_and_run;
 use crate::model::{mentions, Call, CallId, Expr, ExprKind, FileModel, Language};
 
 /// The SQL text an argument carries, uppercased, if it is a string.
 fn sql_text(model: &FileModel, e: &Expr, func: Option<usize>) -> Option<String> {
+    sql_text_within(model, e, func, 2)
+}
+
+/// [`sql_text`], looking into calls written in place up to `depth` levels down.
+fn sql_text_within(model: &FileModel, e: &Expr, func: Option<usize>, depth: u8) -> Option<String> {
+    // A call written here is read one level deep; a name bound to a call is
+    // that call's own site.
+    let inline = matches!(e.peel().kind, ExprKind::Call(_));
     let e = resolve::resolve(model, e, func);
     match &e.kind {
         ExprKind::Str(s) => Some(s.to_ascii_uppercase()),
@@ -37,17 +45,20 @@ fn sql_text(model: &FileModel, e: &Expr, func: Option<usize>) -> Option<String> 
             }
             Some(parts.to_ascii_uppercase())
         }
-        ExprKind::Call(id) => {
-            // `text("...")`, `sqlx::query("...")`, `knex.raw("...")`: look one call deep.
-            let inner = model.call(*id);
-            inner
-                .args
-                .first()
-                .and_then(|a| match &resolve::resolve(model, &a.value, func).kind {
-                    ExprKind::Str(s) => Some(s.to_ascii_uppercase()),
-                    _ => None,
-                })
-        }
+        // `text("...")`, `sqlx::query("...")`, `knex.raw("...")`, quartz's `rtp(SELECT_..)`
+        // over a concatenated constant, `String.format(Locale.ROOT, UPDATE_SQL, table)`,
+        // `text(qualified(schema, LOCK_SQL))`: the first argument that holds text.
+        ExprKind::Call(id) if depth > 0 && inline => model
+            .call(*id)
+            .args
+            .iter()
+            .find_map(|a| sql_text_within(model, &a.value, func, depth - 1)),
+        ExprKind::Call(id) => model.call(*id).args.first().and_then(|a| {
+            match &resolve::resolve(model, &a.value, func).kind {
+                ExprKind::Str(s) => Some(s.to_ascii_uppercase()),
+                _ => None,
+            }
+        }),
         _ => None,
     }
 }
@@ -284,61 +295,6 @@ pub fn analyze(
             break;
         }
     }
-}
-
-/// Methods that turn a query builder into SQL text (squirrel `ToSql()`,
-/// jOOQ `getSQL()`, a Java builder's `build()` / `toString()`).
-const BUILD_METHODS: &[&str] = &[
-    "ToSql", "ToSQL", "toSql", "toSQL", "Build", "build", "getSQL", "getSql", "toString",
-];
-
-/// Words of a method that runs a query (`GetContext`, `QueryRowContext`,
-/// `execute`, `fetch_one`, `queryForObject`).
-const RUN_WORDS: &[&str] = &["exec", "execute", "query", "get", "select", "fetch", "run"];
-
-/// Where a statement built with a lock clause runs, when the call that holds
-/// the text does not run it: `stmt := sq.Select(..).Suffix("FOR UPDATE")`, then
-/// `query, args, err := stmt.ToSql()`, then `db.GetContext(ctx, dst, query,
-/// args...)`; `ps = conn.prepareStatement(sql)`, then `ps.executeQuery()`. The
-/// value, bound to a name, is followed to the first later call of its function
-/// that uses it: a query method taking it or called on it, or a build method
-/// on it, then the first later call taking what that returned.
-fn built_and_run<'m>(
-    model: &'m FileModel,
-    next: &HashMap<CallId, CallId>,
-    call: &Call,
-) -> Option<&'m Call> {
-    let runs = |c: &Call| {
-        resolve::words(&c.name)
-            .iter()
-            .any(|w| RUN_WORDS.contains(&w.as_str()))
-    };
-    // `db.QueryRow("... FOR UPDATE")` runs where it is written.
-    if runs(call) {
-        return None;
-    }
-    let end = model.call(chain_end(next, call.id));
-    let name = end.usage.bound()?;
-    // An argument that reads the name (not a message that says "query").
-    let takes = |c: &Call, name: &str| {
-        c.args.iter().any(|a| {
-            !matches!(a.value.peel().kind, ExprKind::Str(_) | ExprKind::Template)
-                && mentions(&a.value.text, name)
-        })
-    };
-    let on = |c: &Call, name: &str| c.receiver.as_deref().is_some_and(|r| r.text == name);
-    let after = |at: usize| model.calls_in(call.func).filter(move |c| c.span.start > at);
-    let first = after(end.span.end).find(|c| takes(c, name) || on(c, name))?;
-    // Taken by a query method, or run itself (`ps = conn.prepareStatement(..)`,
-    // then `ps.executeQuery()`).
-    if runs(first) {
-        return Some(first);
-    }
-    if takes(first, name) || !BUILD_METHODS.contains(&first.name.as_str()) {
-        return None;
-    }
-    let built = first.usage.bound()?;
-    after(first.span.end).find(|c| takes(c, built))
 }
 
 /// The arguments written inside a lock function call in SQL text:

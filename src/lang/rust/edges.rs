@@ -54,6 +54,17 @@ impl Edges for syn::ExprMethodCall {
     }
 }
 
+impl Edges for syn::Macro {
+    fn edges(&self) -> (PmSpan, PmSpan) {
+        let close = match &self.delimiter {
+            syn::MacroDelimiter::Paren(p) => p.span.close(),
+            syn::MacroDelimiter::Brace(b) => b.span.close(),
+            syn::MacroDelimiter::Bracket(b) => b.span.close(),
+        };
+        (self.path.span(), close)
+    }
+}
+
 impl Edges for syn::ExprCall {
     fn edges(&self) -> (PmSpan, PmSpan) {
         (first(&self.func), self.paren_token.span.close())
@@ -94,6 +105,13 @@ impl Edges for syn::ExprMatch {
 impl Edges for syn::ExprWhile {
     fn edges(&self) -> (PmSpan, PmSpan) {
         let start = labelled(self.label.as_ref(), self.while_token.span);
+        (start, self.body.brace_token.span.close())
+    }
+}
+
+impl Edges for syn::ExprForLoop {
+    fn edges(&self) -> (PmSpan, PmSpan) {
+        let start = labelled(self.label.as_ref(), self.for_token.span);
         (start, self.body.brace_token.span.close())
     }
 }
@@ -215,19 +233,9 @@ impl Edges for Expr {
                 let start = labelled(l.label.as_ref(), l.loop_token.span);
                 (start, l.body.brace_token.span.close())
             }
-            Expr::ForLoop(f) => {
-                let start = labelled(f.label.as_ref(), f.for_token.span);
-                (start, f.body.brace_token.span.close())
-            }
+            Expr::ForLoop(f) => f.edges(),
             Expr::Struct(s) => (s.path.span(), s.brace_token.span.close()),
-            Expr::Macro(m) => {
-                let close = match &m.mac.delimiter {
-                    syn::MacroDelimiter::Paren(p) => p.span.close(),
-                    syn::MacroDelimiter::Brace(b) => b.span.close(),
-                    syn::MacroDelimiter::Bracket(b) => b.span.close(),
-                };
-                (m.mac.path.span(), close)
-            }
+            Expr::Macro(m) => m.mac.edges(),
             // Leaves and rare shapes: small, or not worth a case.
             other => whole(other),
         }

@@ -214,6 +214,10 @@ impl Lowerer<'_> {
                     .collect(),
             ),
             syn::Expr::Macro(m) if is_format_macro(&m.mac) => ExprKind::Template,
+            syn::Expr::Macro(_) => match self.calls_by_span.get(&span) {
+                Some(id) => ExprKind::Call(*id),
+                None => ExprKind::Other,
+            },
             _ => ExprKind::Other,
         };
         Expr { kind, text, span }
@@ -264,7 +268,7 @@ impl Lowerer<'_> {
                 syn::Expr::Paren(p) => &p.expr,
                 syn::Expr::Await(a) => &a.base,
                 syn::Expr::Try(t) => &t.expr,
-                syn::Expr::Call(_) | syn::Expr::MethodCall(_) => {
+                syn::Expr::Call(_) | syn::Expr::MethodCall(_) | syn::Expr::Macro(_) => {
                     return self.calls_by_span.get(&span_of(e)).copied()
                 }
                 _ => return None,
@@ -298,17 +302,77 @@ impl Lowerer<'_> {
     }
 
     /// Visits the expressions inside a macro call when its tokens parse as
-    /// a comma-separated expression list (`vec![..]`, `assert!(..)`, `tokio::join!(..)`).
+    /// a comma-separated expression list (`vec![..]`, `assert!(..)`, `tokio::join!(..)`),
+    /// and records the invocation as a call of the macro with those arguments
+    /// unless it only formats, prints, asserts or builds: `sqlx::query_scalar!("select
+    /// pg_try_advisory_xact_lock($1)", key)` runs its SQL like `sqlx::query_scalar(..)`.
     fn macro_body(&mut self, mac: &syn::Macro) {
         use syn::parse::Parser;
         let parser = syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated;
-        if let Ok(exprs) = parser.parse2(mac.tokens.clone()) {
-            for e in &exprs {
-                self.visit_expr(e);
-            }
+        let Ok(exprs) = parser.parse2(mac.tokens.clone()) else {
+            return;
+        };
+        for e in &exprs {
+            self.visit_expr(e);
         }
+        let Some(name) = mac.path.segments.last().map(|s| s.ident.to_string()) else {
+            return;
+        };
+        if NOT_CALL_MACROS.contains(&name.as_str()) {
+            return;
+        }
+        let callee = self.text_of(&mac.path);
+        let args = self.positional(&exprs);
+        let span = span_of(mac);
+        self.record_call(span, name, callee, None, args, sp(mac.path.span()));
     }
 }
+
+/// Standard and logging macros that format, print, assert, build a value or
+/// join futures: none of them is a call that does something to a store.
+const NOT_CALL_MACROS: &[&str] = &[
+    "format",
+    "format_args",
+    "concat",
+    "stringify",
+    "print",
+    "println",
+    "eprint",
+    "eprintln",
+    "write",
+    "writeln",
+    "panic",
+    "assert",
+    "assert_eq",
+    "assert_ne",
+    "debug_assert",
+    "debug_assert_eq",
+    "debug_assert_ne",
+    "unreachable",
+    "todo",
+    "unimplemented",
+    "dbg",
+    "vec",
+    "matches",
+    "trace",
+    "debug",
+    "info",
+    "warn",
+    "error",
+    "event",
+    "bail",
+    "ensure",
+    "anyhow",
+    "join",
+    "try_join",
+    "select",
+    "pin",
+    "env",
+    "option_env",
+    "include_str",
+    "include_bytes",
+    "json",
+];
 
 fn is_format_macro(mac: &syn::Macro) -> bool {
     mac.path.segments.last().is_some_and(|s| {

@@ -175,6 +175,14 @@ impl<'ast> Visit<'ast> for Lowerer<'_> {
         self.conditional(span_of(w), &w.cond);
     }
 
+    /// `for row in rows { .. }`: the body runs once per item, so the rows a
+    /// `SKIP LOCKED` query returned are tested like a `match` tests a value.
+    fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
+        visit::visit_expr_for_loop(self, f);
+        self.set_usage(&f.expr, Usage::Tested);
+        self.conditional(span_of(f), &f.expr);
+    }
+
     fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
         visit::visit_expr_match(self, m);
         self.set_usage(&m.expr, Usage::Tested);
@@ -233,7 +241,7 @@ impl<'ast> Visit<'ast> for Lowerer<'_> {
 
 impl Lowerer<'_> {
     /// A call's arguments (Rust has no keyword arguments).
-    fn positional<'e>(&self, args: impl IntoIterator<Item = &'e syn::Expr>) -> Vec<Arg> {
+    pub(super) fn positional<'e>(&self, args: impl IntoIterator<Item = &'e syn::Expr>) -> Vec<Arg> {
         args.into_iter()
             .map(|a| Arg {
                 name: None,

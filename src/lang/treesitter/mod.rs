@@ -440,7 +440,7 @@ impl<'a> Lowerer<'a> {
                 self.statements(list, node, &children);
                 Lowered::Nothing
             }
-            Role::GuardItem => self.guard_item(children, sp),
+            Role::GuardItem => self.guard_item(node, children, sp),
             Role::Assignment(i) => {
                 self.assign(&t.assignments[i], node, children, sp);
                 Lowered::Nothing

@@ -251,14 +251,22 @@ impl Lowerer<'_> {
     }
 
     /// `with lock as l:` / Java `try (var l = ...)`: the value guards the body.
-    pub(super) fn guard_item(&mut self, children: Children, sp: Span) -> Lowered {
+    pub(super) fn guard_item(&mut self, node: Node, children: Children, sp: Span) -> Lowered {
+        // A Java resource declares its variable (`try (PreparedStatement ps = ..)`): that
+        // names the guard, not its type.
+        let declared = node
+            .child_by_field_name("name")
+            .map(|n| collapse_ws(&self.src[n.byte_range()]));
         for (_, l) in &children {
             if let Lowered::Expr(e, _) = l {
                 self.set_usage(e, Usage::Guard);
-                if let Some(name) = e.as_name() {
+                if let Some(name) = e.as_name().filter(|_| declared.is_none()) {
                     self.model.guard_names.push((name.to_string(), sp));
                 }
             }
+        }
+        if let Some(name) = declared {
+            self.model.guard_names.push((name, sp));
         }
         match children
             .into_iter()
