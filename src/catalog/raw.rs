@@ -462,6 +462,11 @@ pub struct RawLock {
     /// The acquisition returns a guard that releases when dropped (Rust RAII).
     #[serde(default)]
     pub releases_on_drop: bool,
+    /// Does a `with` / block / Java resource around the returned object take
+    /// it (`with r.lock(..):`)? Default: true; false when the object is a
+    /// query that only a finder runs (ActiveRecord's relation `lock`).
+    #[serde(default = "yes")]
+    pub guard_acquires: bool,
     /// The call returns a future of the grant (jetcd `CompletableFuture<LockResponse>`):
     /// it waits where the future is awaited (`.get()`, `.join()`), and a future nobody
     /// awaits or reads leaves the code running whether or not the lock was granted.
