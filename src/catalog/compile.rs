@@ -97,6 +97,7 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 needle,
                 row_claim: q.row_claim,
                 claimants: q.claimants.iter().map(|c| c.to_ascii_lowercase()).collect(),
+                update_methods: q.update_methods.clone(),
                 role: q.role,
                 scope: q.scope,
                 try_acquire: q.try_acquire,

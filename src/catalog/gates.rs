@@ -100,7 +100,8 @@ pub(super) fn sql_gates(library: &str, triggers: &[String], locks: &[SqlLock]) -
         .map(|l| l.needle.trim_end_matches('(').to_string());
     let mut gates = vec![Gate::new(library, None, triggers, needles.collect())];
     for claim in claims {
-        let mut gate = Gate::new(library, None, triggers, vec!["UPDATE".to_string()]);
+        let updates = std::iter::once("UPDATE".to_string()).chain(claim.update_methods.clone());
+        let mut gate = Gate::new(library, None, triggers, updates.collect());
         gate.claimants = claim.claimants.clone();
         gates.push(gate);
     }

@@ -102,6 +102,8 @@ pub struct SqlLock {
     pub row_claim: bool,
     /// Claimant column stems (lowercase), for a row claim.
     pub claimants: Vec<String>,
+    /// ORM calls that write columns, for a row claim spelled with an ORM.
+    pub update_methods: Vec<String>,
     pub role: SqlRole,
     pub scope: Option<Scope>,
     pub try_acquire: bool,

@@ -188,6 +188,11 @@ pub struct RawSql {
     /// the start of a name or of one of its `_` parts.
     #[serde(default)]
     pub claimants: Vec<String>,
+    /// ORM and query-builder calls that write columns (`update`, `update_all`,
+    /// `values`, `updateMany`): with a row claim, such a call that sets a claimant
+    /// column on rows its query requires to be unclaimed is the claim too.
+    #[serde(default)]
+    pub update_methods: Vec<String>,
     pub role: SqlRole,
     pub scope: Option<Scope>,
     #[serde(default)]

@@ -417,8 +417,8 @@ pub fn analyze(
         };
         let object = Binding::of(model, call);
         let first = sites.len();
-        let now = spec.acquires == Acquires::Now
-            || call.usage == Usage::Guard && spec.guard_acquires;
+        let now =
+            spec.acquires == Acquires::Now || call.usage == Usage::Guard && spec.guard_acquires;
         if now {
             let span = if api.any_receiver {
                 query_run(model, next, call)

@@ -17,6 +17,7 @@ pub mod library;
 pub mod lifecycle;
 mod lock_durations;
 pub mod lua;
+mod orm_claim;
 pub mod receiver;
 pub mod resolve;
 mod script;
@@ -236,6 +237,7 @@ pub fn analyze<'m>(
     );
     handles::analyze(model, catalog, versions, (&mut sites, &mut releases));
     sql::analyze(model, catalog, &next, &mut sites, &mut releases);
+    orm_claim::analyze(model, catalog, &next, &mut sites);
     // The sites by key, in order: a release pairs with the first that fits.
     let mut by_key: HashMap<String, Vec<usize>> = HashMap::new();
     // And by the same-file helper that builds their key, for a release whose

@@ -361,7 +361,7 @@ fn writes(sql: &str) -> bool {
 /// Is `name` a claimant column: does one of `stems` (the catalog's, for
 /// who holds a row: `owner`, `locked_by`, `worker_id`...) start the name or
 /// one of its `_` parts?
-fn claimant_column(name: &str, stems: &[String]) -> bool {
+pub(super) fn claimant_column(name: &str, stems: &[String]) -> bool {
     let name = name.to_ascii_lowercase();
     name.split('_')
         .any(|part| stems.iter().any(|s| part.starts_with(s.as_str())))

@@ -306,14 +306,22 @@ pub(super) fn calls_wrapper(
                     1 => &names[..],
                     _ => &names[1..],
                 };
-                known
+                let by_name = known
                     .iter()
                     .filter_map(|&(n, place)| match place {
                         Place::Home => related(n, class),
                         Place::Near => related(n, class).filter(|s| *s == 2),
                         Place::Foreign => None,
                     })
-                    .max()
+                    .max();
+                // A receiver known by no type (`cls.dbapi`, bound to a factory's result
+                // `db_api.get_instance()` or set in a base class) calling a method whose
+                // name says what it does (`reserve_node`, `upgrade_lock`): that method.
+                // (`ReportCache.with_lock` names a class: not untyped.)
+                let untyped = names
+                    .iter()
+                    .all(|(n, _)| n.starts_with(|c: char| c.is_ascii_lowercase() || c == '_'));
+                by_name.or_else(|| (untyped && distinctive(w)).then_some(1))
             }
         }
     }

@@ -180,7 +180,10 @@ impl<'f> Shape<'f> {
         let words = resolve::words(simple_name(&f.name));
         let named = words.iter().any(|w| {
             fa.catalog.lock_words.contains(w)
-                || matches!(w.as_str(), "acquire" | "lock" | "locked" | "locking")
+                || matches!(
+                    w.as_str(),
+                    "acquire" | "lock" | "locked" | "locking" | "reserve"
+                )
         }) || words
             .windows(2)
             .any(|w| w[0] == "for" && matches!(w[1].as_str(), "update" | "share"));
