@@ -207,7 +207,25 @@ pub fn match_api(model: &FileModel, catalog: &Catalog, call: &Call) -> Option<(u
     // A constructor or a type in an imported library beats a name in one.
     let mut named = None;
     let mut fallback = None;
-    for &api_id in catalog.candidates(model.language, &call.name) {
+    // `from redis.asyncio.lock import Lock as AsyncLock`: `AsyncLock(..)` is a `Lock(..)`.
+    let aliased = call
+        .receiver
+        .is_none()
+        .then(|| {
+            model
+                .imports
+                .iter()
+                .find(|i| i.alias.as_deref() == Some(call.name.as_str()))
+        })
+        .flatten()
+        .and_then(|i| i.path.rsplit(['.', '/', ':']).next())
+        .filter(|real| *real != call.name);
+    let candidates = catalog.candidates(model.language, &call.name).iter().chain(
+        aliased
+            .map(|real| catalog.candidates(model.language, real))
+            .unwrap_or_default(),
+    );
+    for &api_id in candidates {
         let api = &catalog.apis[api_id];
         let lib = catalog.library_of(api);
         let positional = || call.args.iter().filter(|a| a.name.is_none()).count();

@@ -343,12 +343,16 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
         if !helper || !adds || !named.insert(simple_name(&f.name)) {
             continue;
         }
-        out.push(Wrapper {
+        let mut w = Wrapper {
             guard: guard || site.guarded && !returns,
             returns,
             switch: shape.switch(site),
             ..wrapper(fa, path, f, site, line_of(site.span.start))
-        });
+        };
+        // Released before it returns (`await_for_lock`: acquire, release, return
+        // whether it was free): what it returns grants nothing to test.
+        w.site.try_acquire &= !released_here;
+        out.push(w);
     }
     // Factories: every function that returns a lock object untaken.
     for LockObject { site, methods } in &fa.objects {
