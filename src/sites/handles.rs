@@ -16,19 +16,37 @@ use crate::model::{Assign, Call, CallId, FileModel};
 /// Does the declared type `ty` (`*redsync.Mutex`, `final RLock`, `Arc<Mutex>`)
 /// name `handle` (`redsync.Mutex`, `RLock`): are the handle's segments the
 /// last segments of one of the type's names?
-fn declares(ty: &str, handle: &str) -> bool {
+fn declares(model: &FileModel, ty: &str, handle: &str) -> bool {
     let want: Vec<&str> = handle.split(['.', ':']).filter(|s| !s.is_empty()).collect();
     ty.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == ':'))
-        .map(|name| {
-            name.split(['.', ':'])
-                .filter(|s| !s.is_empty())
-                .collect::<Vec<_>>()
+        .any(|name| {
+            let have: Vec<&str> = name.split(['.', ':']).filter(|s| !s.is_empty()).collect();
+            have.ends_with(&want) || imported_as(model, have).ends_with(&want)
         })
-        .any(|have| have.ends_with(&want))
 }
 
-/// The file's typed assignments by the last segment of their target
-/// (`mutex` of `this.mutex`), built once per file.
+/// A type name spelled through an import, as the imported path: `kazoo_lock.Lock`
+/// under `from kazoo.recipe import lock as kazoo_lock`, or `Lock` under `from
+/// kazoo.recipe.lock import Lock`, is `kazoo.recipe.lock.Lock`.
+fn imported_as<'m>(model: &'m FileModel, have: Vec<&'m str>) -> Vec<&'m str> {
+    let Some(&head) = have.first() else {
+        return have;
+    };
+    let import = model.imports.iter().find(|i| match &i.alias {
+        Some(alias) => alias == head,
+        None => have.len() == 1 && i.path.rsplit(['.', '/', ':']).next() == Some(head),
+    });
+    match import {
+        Some(i) => i
+            .path
+            .split(['.', '/', ':'])
+            .filter(|s| !s.is_empty())
+            .chain(have[1..].iter().copied())
+            .collect(),
+        None => have,
+    }
+}
+
 type Typed<'m> = HashMap<&'m str, Vec<&'m Assign>>;
 
 fn typed_assigns(model: &FileModel) -> Typed<'_> {
@@ -64,6 +82,22 @@ fn receiver_types<'m>(model: &'m FileModel, typed: &Typed<'m>, call: &Call) -> V
                 .function_param(call.func, recv)
                 .and_then(|p| p.ty.as_deref()),
         );
+    } else {
+        // A field set from a typed constructor parameter (`def __init__(self, lock:
+        // kazoo_lock.Lock): self._lock = lock`): the parameter's type.
+        // Same class only: another class's `self._lock` is another field.
+        let class = |f: Option<usize>| {
+            f.and_then(|f| model.functions[f].name.rsplit_once(['.', ':']))
+                .map(|(c, _)| c)
+        };
+        out.extend(model.assigns.iter().filter_map(|a| {
+            let set_here = a.ty.is_none()
+                && a.target.contains('.')
+                && a.target.rsplit(['.', ':']).next() == Some(last)
+                && class(a.func) == class(call.func);
+            let param = a.value.peel().as_name().filter(|_| set_here)?;
+            model.function_param(a.func, param)?.ty.as_deref()
+        }));
     }
     out
 }
@@ -110,7 +144,7 @@ pub fn analyze(
                 .iter()
                 .flat_map(|f| f.params.iter().filter_map(|p| p.ty.as_deref())),
         );
-        if !declared_types.any(|ty| spec.handle_types.iter().any(|h| declares(ty, h))) {
+        if !declared_types.any(|ty| spec.handle_types.iter().any(|h| declares(model, ty, h))) {
             continue;
         }
         let typed = typed_assigns(model);
@@ -128,7 +162,7 @@ pub fn analyze(
             };
             let is_typed = receiver_types(model, &typed, call)
                 .iter()
-                .any(|ty| spec.handle_types.iter().any(|h| declares(ty, h)));
+                .any(|ty| spec.handle_types.iter().any(|h| declares(model, ty, h)));
             if !is_typed || !taken.insert(call.id) {
                 continue;
             }
@@ -200,14 +234,39 @@ fn pair_releases(
 #[cfg(test)]
 mod tests {
     use super::declares;
+    use crate::model::{FileModel, Import, Language, Span};
+
+    /// Any language: `declares` reads only the imports.
+    fn model() -> FileModel {
+        FileModel::new(Language::ALL[0], Span::default())
+    }
 
     #[test]
     fn declared_types() {
-        assert!(declares("*redsync.Mutex", "redsync.Mutex"));
-        assert!(declares("final RLock", "RLock"));
-        assert!(declares("Arc<redsync.Mutex>", "redsync.Mutex"));
-        assert!(!declares("*sync.Mutex", "redsync.Mutex"));
-        assert!(!declares("Mutex", "redsync.Mutex"));
-        assert!(!declares("RLockFactory", "RLock"));
+        let m = model();
+        assert!(declares(&m, "*redsync.Mutex", "redsync.Mutex"));
+        assert!(declares(&m, "final RLock", "RLock"));
+        assert!(declares(&m, "Arc<redsync.Mutex>", "redsync.Mutex"));
+        assert!(!declares(&m, "*sync.Mutex", "redsync.Mutex"));
+        assert!(!declares(&m, "Mutex", "redsync.Mutex"));
+        assert!(!declares(&m, "RLockFactory", "RLock"));
+    }
+
+    #[test]
+    fn declared_types_through_imports() {
+        let mut m = model();
+        let import = |path: &str, alias: Option<&str>| Import {
+            path: path.into(),
+            alias: alias.map(str::to_string),
+            span: Span::default(),
+        };
+        m.imports
+            .push(import("kazoo.recipe.lock", Some("kazoo_lock")));
+        m.imports.push(import("threading.Lock", None));
+        let kazoo = "kazoo.recipe.lock.Lock";
+        assert!(declares(&m, "kazoo_lock.Lock", kazoo));
+        assert!(declares(&m, "Optional[kazoo_lock.Lock]", kazoo));
+        assert!(!declares(&m, "Lock", kazoo));
+        assert!(!declares(&m, "threading.Lock", kazoo));
     }
 }
