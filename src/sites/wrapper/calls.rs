@@ -317,10 +317,12 @@ pub(super) fn calls_wrapper(
                 // A receiver known by no type (`cls.dbapi`, bound to a factory's result
                 // `db_api.get_instance()` or set in a base class) calling a method whose
                 // name says what it does (`reserve_node`, `upgrade_lock`): that method.
-                // (`ReportCache.with_lock` names a class: not untyped.)
-                let untyped = names
-                    .iter()
-                    .all(|(n, _)| n.starts_with(|c: char| c.is_ascii_lowercase() || c == '_'));
+                // (`ReportCache.with_lock` names a class, `new CelPolicyDao(h).reconcile..`
+                // builds one: not untyped.)
+                let ident = |n: &str| n.chars().all(|c| c.is_alphanumeric() || c == '_');
+                let untyped = names.iter().all(|(n, _)| {
+                    ident(n) && n.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+                });
                 by_name.or_else(|| (untyped && distinctive(w)).then_some(1))
             }
         }
