@@ -7,6 +7,7 @@
 //! receiver.
 
 use super::library::{acquire_method, Binding, Ctx};
+use super::wrapper::class_of;
 use super::{LockSite, Release};
 use crate::catalog::{ApiKind, Catalog};
 use std::collections::{HashMap, HashSet};
@@ -86,10 +87,7 @@ fn receiver_types<'m>(model: &'m FileModel, typed: &Typed<'m>, call: &Call) -> V
         // A field set from a typed constructor parameter (`def __init__(self, lock:
         // kazoo_lock.Lock): self._lock = lock`): the parameter's type.
         // Same class only: another class's `self._lock` is another field.
-        let class = |f: Option<usize>| {
-            f.and_then(|f| model.functions[f].name.rsplit_once(['.', ':']))
-                .map(|(c, _)| c)
-        };
+        let class = |f: Option<usize>| f.and_then(|f| class_of(&model.functions[f].name));
         out.extend(model.assigns.iter().filter_map(|a| {
             let set_here = a.ty.is_none()
                 && a.target.contains('.')

@@ -31,6 +31,14 @@ pub fn analyze(
     else {
         return;
     };
+    let updates: Vec<&Call> = model
+        .calls
+        .iter()
+        .filter(|c| claim.update_methods.contains(&c.name))
+        .collect();
+    if updates.is_empty() {
+        return;
+    }
     // The call a chain is handed to (`session.execute(chain)`) runs it.
     let mut taker: HashMap<CallId, CallId> = HashMap::new();
     for c in &model.calls {
@@ -40,11 +48,7 @@ pub fn analyze(
             }
         }
     }
-    for call in model
-        .calls
-        .iter()
-        .filter(|c| claim.update_methods.contains(&c.name))
-    {
+    for call in updates {
         let Some(column) = claimed(model, claim, call, next) else {
             continue;
         };

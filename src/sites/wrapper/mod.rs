@@ -440,7 +440,7 @@ fn simple_name(qualified: &str) -> &str {
 
 /// The class a qualified method name belongs to: `Billing` of `Billing.run`,
 /// `ResourceLocker` of `ResourceLocker::lock_resource`.
-fn class_of(qualified: &str) -> Option<&str> {
+pub(super) fn class_of(qualified: &str) -> Option<&str> {
     let mut parts = qualified.rsplit(['.', ':']).filter(|p| !p.is_empty());
     parts.next()?;
     parts.next()
