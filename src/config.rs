@@ -398,6 +398,15 @@ pub struct Settings {
     pub cache: Option<Arc<Cache>>,
 }
 
+impl Settings {
+    /// Is `rel` test code this run does not analyse? Its findings would not
+    /// be shown, and a test file's wrappers, constants and writers serve only
+    /// other tests: parsing it would be a quarter of a scan's work for nothing.
+    pub fn skips_test(&self, rel: &str) -> bool {
+        !self.include_tests && self.test_paths.is_match(rel)
+    }
+}
+
 impl Default for Settings {
     fn default() -> Self {
         Settings {

@@ -100,6 +100,9 @@ pub struct Summary {
     pub findings: usize,
     /// Findings in test code, not shown (`--include-tests` shows them).
     pub hidden_in_tests: usize,
+    /// Test files that name a lock library, not analysed (`--include-tests`
+    /// analyses them).
+    pub test_files_skipped: usize,
     pub elapsed_ms: u128,
 }
 

@@ -97,7 +97,7 @@ pub struct AnalysisArgs {
     /// Analyse minified JavaScript/TypeScript bundles too (default: skipped with a notice).
     #[arg(long)]
     pub include_minified: bool,
-    /// Report findings and sites in test code too (test/, tests/, spec/, *_test.go,
+    /// Analyse test files and report findings and sites in test code too (test/, tests/, spec/, *_test.go,
     /// test_*.py, *Test.java, *.spec.ts, Rust #[cfg(test)] modules...; config `test-paths`).
     #[arg(long)]
     pub include_tests: bool,

@@ -47,6 +47,8 @@ struct JsonSummary {
     findings: usize,
     /// Findings in test code, not shown (`--include-tests` shows them).
     hidden_in_tests: usize,
+    /// Test files naming a lock library, not analysed (`--include-tests` analyses them).
+    test_files_skipped: usize,
     elapsed_ms: u128,
 }
 
@@ -98,6 +100,7 @@ pub fn render(report: &Report) -> String {
             sites: s.sites,
             findings: s.findings,
             hidden_in_tests: s.hidden_in_tests,
+            test_files_skipped: s.test_files_skipped,
             elapsed_ms: s.elapsed_ms,
         },
     };

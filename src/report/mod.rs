@@ -110,12 +110,22 @@ pub fn summary_line(report: &Report) -> String {
             parts.join(", ")
         )
     };
-    let tests = match s.hidden_in_tests {
-        0 => String::new(),
-        n => format!(
-            "; {n} finding{} in test code not shown (--include-tests)",
-            if n == 1 { "" } else { "s" }
-        ),
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let mut hidden = Vec::new();
+    if s.hidden_in_tests > 0 {
+        let n = s.hidden_in_tests;
+        hidden.push(format!("{n} finding{} in test code not shown", plural(n)));
+    }
+    if s.test_files_skipped > 0 {
+        let n = s.test_files_skipped;
+        hidden.push(format!(
+            "{n} test file{} naming a lock library not analysed",
+            plural(n)
+        ));
+    }
+    let tests = match hidden.is_empty() {
+        true => String::new(),
+        false => format!("; {} (--include-tests)", hidden.join(", ")),
     };
     format!(
         "{found} in {} lock site{}; {} file{} scanned, {} parsed{tests}",

@@ -36,6 +36,8 @@ use crate::sites::wrapper::Wrapper;
 enum Outcome {
     /// Not parsed: no trigger, skipped, or unreadable.
     Unparsed,
+    /// Test code naming a lock library, not parsed ([`Settings::skips_test`]).
+    Test,
     /// Parsed; `None` when parsing failed outright. With the wrappers the
     /// file defines and the constants it imports but could not resolve.
     Parsed(Option<Box<FileResult>>, Vec<Wrapper>, Vec<Wanted>),
@@ -102,7 +104,7 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
                 cx.wrappers.extend(w.iter().cloned());
                 wanted_by.push(wanted.clone());
             }
-            Outcome::Unparsed => wanted_by.push(Vec::new()),
+            Outcome::Unparsed | Outcome::Test => wanted_by.push(Vec::new()),
         }
     }
     let all_wanted: Vec<Wanted> = wanted_by.iter().flatten().cloned().collect();
@@ -169,6 +171,7 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
                 looked_for
                     .as_ref()
                     .is_none_or(|wanted| named.iter().any(|n| wanted.contains(n)))
+                    && !settings.skips_test(&f.rel)
                     && callers.may_call(f, &fresh)
             })
             .map(|(i, f)| {
@@ -193,6 +196,11 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
             cx.wrappers.retain(|old| &old.path != path);
             cx.wrappers.extend(defined.iter().cloned());
         }
+        trace(format_args!(
+            "callers round {round}: {:?}, {} files redone",
+            start.elapsed(),
+            redone.len()
+        ));
         second.extend(redone);
     }
 
@@ -214,6 +222,7 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
         .filter(|(i, f)| {
             matches!(f.outcome, Outcome::Unparsed)
                 && !second.contains_key(i)
+                && !settings.skips_test(&files[*i].rel)
                 && languages.contains(&files[*i].language.catalog_language())
         })
         .map(|(i, _)| &files[i])
@@ -285,6 +294,9 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
             outcome, notices, ..
         } = second.remove(&i).unwrap_or(scanned);
         report.notices.extend(notices);
+        if let Outcome::Test = outcome {
+            report.summary.test_files_skipped += 1;
+        }
         if let Outcome::Parsed(result, ..) = outcome {
             report.summary.files_parsed += 1;
             if let Some(r) = result {
@@ -405,7 +417,7 @@ pub fn analyse_source(
     }));
     let (result, wrappers) = match outcome {
         Ok(Outcome::Parsed(r, w, _)) => (r.map(|r| *r), w),
-        Ok(Outcome::Unparsed) => (None, Vec::new()),
+        Ok(Outcome::Unparsed | Outcome::Test) => (None, Vec::new()),
         Err(_) => {
             notices.push(Notice {
                 path: file.rel.clone(),
@@ -446,7 +458,7 @@ pub fn workspace_wrappers(
         .map(|f| guarded(f, || scan_file(f, catalog, settings, &prefilter, &none)))
         .flat_map_iter(|s| match s.outcome {
             Outcome::Parsed(_, w, _) => w,
-            Outcome::Unparsed => Vec::new(),
+            Outcome::Unparsed | Outcome::Test => Vec::new(),
         })
         .collect()
 }

@@ -61,12 +61,19 @@ pub(super) fn scan_file(
         &mut named,
         &mut notices,
     );
-    let Some(text) = read else {
-        return Scanned {
-            outcome: Outcome::Unparsed,
-            notices,
-            named,
-        };
+    let text = match read {
+        source::Read::Text(text) => text,
+        other => {
+            let outcome = match other {
+                source::Read::Test => Outcome::Test,
+                _ => Outcome::Unparsed,
+            };
+            return Scanned {
+                outcome,
+                notices,
+                named,
+            };
+        }
     };
     // Pass 1 depends on the file alone (and the library versions its
     // manifests give); later stages also on the context.

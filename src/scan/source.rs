@@ -9,7 +9,17 @@ use crate::lang::profile::profile;
 use crate::outcome::{Notice, NoticeKind};
 use crate::prefilter::Prefilter;
 
-/// Reads, decodes and parses one file; notices say why anything was skipped.
+/// What reading one file gave.
+pub(super) enum Read {
+    /// The text to analyse.
+    Text(Arc<str>),
+    /// Nothing to analyse: no library named, empty, or skipped with a notice.
+    Nothing,
+    /// Test code that names a lock library, not analysed ([`Settings::skips_test`]).
+    Test,
+}
+
+/// Reads and decodes one file; notices say why anything was skipped.
 /// In pass 1 (`first`), with the last run's wrapper names `known`, a file
 /// the cache remembers as inert and unchanged is not read at all, and every
 /// file read is remembered as inert or not.
@@ -21,7 +31,7 @@ pub(super) fn read_text(
     known: Option<&Prefilter>,
     named: &mut Vec<usize>,
     notices: &mut Vec<Notice>,
-) -> Option<Arc<str>> {
+) -> Read {
     let path = file.rel.clone();
     let mut notice = |kind, reason: String| {
         notices.push(Notice {
@@ -37,7 +47,7 @@ pub(super) fn read_text(
         .filter(|_| first && !settings.parse_all)
         .zip(meta.as_ref());
     if inert.is_some_and(|(cache, meta)| cache.is_inert(&file.path, meta)) {
-        return None;
+        return Read::Nothing;
     }
     let size = meta.as_ref().map_or(0, |m| m.len());
     if size > settings.max_file_size {
@@ -48,18 +58,18 @@ pub(super) fn read_text(
                 settings.max_file_size
             ),
         );
-        return None;
+        return Read::Nothing;
     }
     let bytes = match std::fs::read(&file.path) {
         Ok(b) => b,
         Err(e) => {
             notice(NoticeKind::Failed, format!("cannot read: {e}"));
-            return None;
+            return Read::Nothing;
         }
     };
     // An empty file (a package's `__init__.py`) has nothing to say.
     if bytes.is_empty() {
-        return None;
+        return Read::Nothing;
     }
     // While the bytes are here: which wrappers of the last run the file names.
     if let Some(known) = known {
@@ -70,14 +80,17 @@ pub(super) fn read_text(
             NoticeKind::Skipped,
             "skipped: binary file (contains NUL bytes)".into(),
         );
-        return None;
+        return Read::Nothing;
     }
     let rejected = !settings.parse_all && !prefilter.matches(&bytes, file.language);
     if let Some((cache, meta)) = inert {
         cache.set_inert(&file.path, meta, rejected && named.is_empty());
     }
     if rejected {
-        return None;
+        return Read::Nothing;
+    }
+    if settings.skips_test(&file.rel) {
+        return Read::Test;
     }
     if let Some(cache) = &settings.cache {
         cache.note(&file.path, &bytes);
@@ -90,7 +103,7 @@ pub(super) fn read_text(
                     "skipped: minified (average line {avg} bytes); --include-minified analyses it"
                 ),
             );
-            return None;
+            return Read::Nothing;
         }
     }
     let text: Arc<str> = match String::from_utf8(bytes) {
@@ -105,7 +118,7 @@ pub(super) fn read_text(
         }
     };
     // A BOM is not code: drop it, and render from the same text so spans agree.
-    Some(match text.strip_prefix('\u{feff}') {
+    Read::Text(match text.strip_prefix('\u{feff}') {
         Some(rest) => rest.into(),
         None => text,
     })
