@@ -6,6 +6,7 @@
 //! the shebang for extensionless scripts.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use crate::lang;
 use crate::lang::profile::profile;
@@ -222,7 +223,37 @@ fn shard_of(path: &Path, n: u64) -> u64 {
 
 /// Walks `roots` and returns the files to scan, sorted by path.
 pub fn discover(roots: &[PathBuf], filter: &PathFilter) -> (Vec<SourceFile>, Vec<WalkError>) {
-    let mut files = Vec::new();
+    let files = Mutex::new(Vec::new());
+    let errors = discover_each(roots, filter, |f| {
+        if let Ok(mut files) = files.lock() {
+            files.push(f);
+        }
+    });
+    let mut files = files.into_inner().unwrap_or_default();
+    sort_files(&mut files, |f| f);
+    (files, errors)
+}
+
+/// Sorts `items` by their file's path and drops a file found twice (two
+/// overlapping roots): the order every scan reports in.
+pub fn sort_files<T>(items: &mut Vec<T>, file: impl Fn(&T) -> &SourceFile) {
+    items.sort_by(|a, b| file(a).path.cmp(&file(b).path));
+    items.dedup_by(|a, b| file(a).path == file(b).path);
+}
+
+/// Walks `roots` and hands each file to scan to `each` as it is found, from
+/// the walker's threads and in no order (a scan starts on the first files
+/// while the walk goes on); returns what could not be walked.
+pub fn discover_each(
+    roots: &[PathBuf],
+    filter: &PathFilter,
+    each: impl Fn(SourceFile) + Sync,
+) -> Vec<WalkError> {
+    let each = |f: SourceFile| {
+        if filter.shard.is_none_or(|(k, n)| shard_of(&f.path, n) == k) {
+            each(f);
+        }
+    };
     let mut errors = Vec::new();
     for root in roots {
         if root.is_file() {
@@ -231,7 +262,7 @@ pub fn discover(roots: &[PathBuf], filter: &PathFilter) -> (Vec<SourceFile>, Vec
             }
             let language = lang::detect(root, &head(root));
             match language {
-                Some(language) => files.push(SourceFile {
+                Some(language) => each(SourceFile {
                     path: root.clone(),
                     rel: filter.rel(root),
                     language,
@@ -250,23 +281,14 @@ pub fn discover(roots: &[PathBuf], filter: &PathFilter) -> (Vec<SourceFile>, Vec
             });
             continue;
         }
-        let walked = walk(root, filter);
-        files.extend(walked.0);
-        errors.extend(walked.1);
+        errors.extend(walk(root, filter, &each));
     }
-    if let Some((k, n)) = filter.shard {
-        files.retain(|f| shard_of(&f.path, n) == k);
-    }
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-    files.dedup_by(|a, b| a.path == b.path);
-    (files, errors)
+    errors
 }
 
 /// One directory, walked by `ignore`'s parallel walker (the order is fixed by
 /// the caller's sort).
-fn walk(root: &Path, filter: &PathFilter) -> (Vec<SourceFile>, Vec<WalkError>) {
-    use std::sync::Mutex;
-    let files = Mutex::new(Vec::new());
+fn walk(root: &Path, filter: &PathFilter, each: &(impl Fn(SourceFile) + Sync)) -> Vec<WalkError> {
     let errors = Mutex::new(Vec::new());
     ignore::WalkBuilder::new(root)
         .hidden(true)
@@ -291,14 +313,11 @@ fn walk(root: &Path, filter: &PathFilter) -> (Vec<SourceFile>, Vec<WalkError>) {
                             let needs_head = path.extension().is_none();
                             let h = if needs_head { head(path) } else { Vec::new() };
                             if let Some(language) = lang::detect(path, &h) {
-                                let file = SourceFile {
+                                each(SourceFile {
                                     path: path.to_path_buf(),
                                     rel: filter.rel(path),
                                     language,
-                                };
-                                if let Ok(mut files) = files.lock() {
-                                    files.push(file);
-                                }
+                                });
                             }
                         }
                     }
@@ -317,5 +336,5 @@ fn walk(root: &Path, filter: &PathFilter) -> (Vec<SourceFile>, Vec<WalkError>) {
         });
     let mut errors = errors.into_inner().unwrap_or_default();
     errors.sort_by(|a, b| a.reason.cmp(&b.reason));
-    (files.into_inner().unwrap_or_default(), errors)
+    errors
 }

@@ -70,12 +70,6 @@ pub fn check(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> Repor
 
 fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> Report {
     let start = Instant::now();
-    let (files, walk_errors) = discover::discover(paths, &settings.paths);
-    trace(format_args!(
-        "walk: {:?}, {} files",
-        start.elapsed(),
-        files.len()
-    ));
     let prefilter = Prefilter::catalog(&catalog.gates);
     let known: &[String] = settings.cache.as_ref().map_or(&[], |c| c.known_names());
     let manifests = Arc::new(Manifests::new(
@@ -87,10 +81,41 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
         manifests: Some(manifests.clone()),
         ..Context::default()
     };
-    let first: Vec<Scanned> = files
-        .par_iter()
-        .map(|f| guarded(f, || scan_file(f, catalog, settings, &prefilter, &first_cx)))
-        .collect();
+    // Pass 1 starts on the first files the walk finds: the walk waits on the
+    // file system, and a core would idle through it.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (mut both, walk_errors) = std::thread::scope(|s| {
+        let walker = s.spawn(move || {
+            discover::discover_each(paths, &settings.paths, |f| {
+                // The receiver outlives the walk: a send cannot fail.
+                let _ = tx.send(f);
+            })
+        });
+        let both: Vec<(SourceFile, Scanned)> = rx
+            .into_iter()
+            .par_bridge()
+            .map(|f| {
+                let scanned = guarded(&f, || {
+                    scan_file(&f, catalog, settings, &prefilter, &first_cx)
+                });
+                (f, scanned)
+            })
+            .collect();
+        let errors = walker.join().unwrap_or_else(|_| {
+            vec![discover::WalkError {
+                path: settings.paths.root.display().to_string(),
+                reason: "internal error while walking: some files were not scanned".into(),
+            }]
+        });
+        (both, errors)
+    });
+    discover::sort_files(&mut both, |(f, _)| f);
+    let (files, first): (Vec<SourceFile>, Vec<Scanned>) = both.into_iter().unzip();
+    trace(format_args!(
+        "walk and pass 1: {:?}, {} files",
+        start.elapsed(),
+        files.len()
+    ));
 
     // Pass 2: the wrappers and wanted constants found, and the files to redo.
     let mut cx = Context {
