@@ -203,10 +203,22 @@ impl PathFilter {
 }
 
 /// A folder of installed third-party code: a virtualenv (it holds
-/// `pyvenv.cfg`, whatever its name), `site-packages`, `node_modules`.
+/// `pyvenv.cfg`, whatever its name), `site-packages`, `node_modules`, Go's
+/// module vendor folder (`vendor/` holding `modules.txt`, as `go mod vendor`
+/// writes it) and Bundler's `vendor/bundle`. A `vendor/` folder of the
+/// project's own code (no `modules.txt`) is scanned.
 fn third_party(dir: &Path) -> bool {
-    dir.file_name()
-        .is_some_and(|n| n == "site-packages" || n == "node_modules")
+    let Some(name) = dir.file_name() else {
+        return false;
+    };
+    let in_vendor = dir
+        .parent()
+        .and_then(Path::file_name)
+        .is_some_and(|p| p == "vendor");
+    name == "site-packages"
+        || name == "node_modules"
+        || (name == "vendor" && dir.join("modules.txt").is_file())
+        || (name == "bundle" && in_vendor)
         || dir.join("pyvenv.cfg").is_file()
 }
 

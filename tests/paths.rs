@@ -436,6 +436,20 @@ fn virtualenvs_and_installed_packages_are_skipped_by_default() {
     fs::write(d.join("env/lib/python3.12/site-packages/dep/x.py"), LOCK).unwrap();
     fs::create_dir_all(d.join("node_modules/dep")).unwrap();
     fs::write(d.join("node_modules/dep/x.py"), LOCK).unwrap();
+    // Go's vendored modules and Bundler's gems; a `vendor/` of the project's
+    // own code (no `modules.txt`) and a `bundle/` elsewhere are scanned.
+    fs::create_dir_all(d.join("svc/vendor/github.com/dep")).unwrap();
+    fs::write(
+        d.join("svc/vendor/modules.txt"),
+        "# github.com/dep v1.0.0\n",
+    )
+    .unwrap();
+    fs::write(d.join("svc/vendor/github.com/dep/x.py"), LOCK).unwrap();
+    fs::create_dir_all(d.join("vendor/bundle/ruby")).unwrap();
+    fs::write(d.join("vendor/bundle/ruby/x.py"), LOCK).unwrap();
+    fs::write(d.join("vendor/own.py"), LOCK).unwrap();
+    fs::create_dir_all(d.join("bundle")).unwrap();
+    fs::write(d.join("bundle/app.py"), LOCK).unwrap();
     fs::write(d.join("app.py"), LOCK).unwrap();
     let o = lock_audit(
         d,
@@ -449,12 +463,15 @@ fn virtualenvs_and_installed_packages_are_skipped_by_default() {
             "LA101",
         ],
     );
-    assert_eq!(json_paths(&o), vec!["app.py".to_string()]);
+    assert_eq!(
+        json_paths(&o),
+        ["app.py", "bundle/app.py", "vendor/own.py"].map(String::from)
+    );
     fs::write(
         d.join("lock-audit.yaml"),
         "default-excludes: false\nselect: [LA101]\n",
     )
     .unwrap();
     let o = lock_audit(d, &["check", ".", "--format", "json", "--no-cache"]);
-    assert_eq!(json_paths(&o).len(), 3, "{:?}", json_paths(&o));
+    assert_eq!(json_paths(&o).len(), 7, "{:?}", json_paths(&o));
 }
