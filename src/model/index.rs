@@ -15,6 +15,9 @@ pub type AssignIndex = HashMap<String, HashMap<Option<FuncId>, Vec<usize>>>;
 #[derive(Debug, Clone, Default)]
 pub struct ByFunction {
     calls: Vec<Vec<usize>>,
+    /// Each function's calls by where they start (a section of one function
+    /// with 5,000 locks is found by binary search, not a pass over all).
+    calls_by_start: Vec<Vec<usize>>,
     exits: Vec<Vec<usize>>,
     conditionals: Vec<Vec<usize>>,
     assigns: Vec<Vec<usize>>,
@@ -32,8 +35,14 @@ impl ByFunction {
             }
             out
         };
+        let calls = group(&mut model.calls.iter().map(|c| c.func));
+        let mut calls_by_start = calls.clone();
+        for slot in &mut calls_by_start {
+            slot.sort_by_key(|&i| model.calls[i].span.start);
+        }
         ByFunction {
-            calls: group(&mut model.calls.iter().map(|c| c.func)),
+            calls,
+            calls_by_start,
             exits: group(&mut model.exits.iter().map(|e| e.func)),
             conditionals: group(&mut model.conditionals.iter().map(|c| c.func)),
             assigns: group(&mut model.assigns.iter().map(|a| a.func)),
@@ -59,6 +68,17 @@ impl FileModel {
     /// The calls whose enclosing function is `func` (`None`: top level).
     pub fn calls_in(&self, func: Option<FuncId>) -> impl Iterator<Item = &Call> {
         pick(&self.calls, Self::slot(&self.by_function().calls, func))
+    }
+
+    /// The calls of `func` that start inside `span`, in the order of
+    /// [`FileModel::calls_in`].
+    pub fn calls_starting_in(&self, func: Option<FuncId>, span: Span) -> Vec<&Call> {
+        let slot = Self::slot(&self.by_function().calls_by_start, func);
+        let from = slot.partition_point(|&i| self.calls[i].span.start < span.start);
+        let to = slot.partition_point(|&i| self.calls[i].span.start < span.end);
+        let mut found: Vec<usize> = slot[from..to.max(from)].to_vec();
+        found.sort_unstable();
+        found.into_iter().map(|i| &self.calls[i]).collect()
     }
 
     pub fn exits_in(&self, func: Option<FuncId>) -> impl Iterator<Item = &Exit> {

@@ -213,7 +213,8 @@ pub fn import_of<'m>(model: &'m FileModel, call: &Call) -> Option<&'m crate::mod
 /// the function it is in (so "after the check" compares places in the section).
 pub fn section_calls<'m>(model: &'m FileModel, site: &LockSite) -> Vec<(&'m Call, Span)> {
     let direct: Vec<&Call> = model
-        .calls_in(site.held_over.or(site.func))
+        .calls_starting_in(site.held_over.or(site.func), site.section)
+        .into_iter()
         // A block form's body lies inside the acquiring call; otherwise the
         // call's own arguments are not part of the section.
         .filter(|c| {
