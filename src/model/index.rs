@@ -117,6 +117,15 @@ impl FileModel {
         pick(&self.assigns, Self::slot(&self.by_function().assigns, func))
     }
 
+    /// The names that imports bound to the alias `name` import (`AsyncLock` in
+    /// `from redis.asyncio.lock import Lock as AsyncLock`: `Lock`).
+    pub fn unaliased<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.imports
+            .iter()
+            .filter(move |i| i.alias.as_deref() == Some(name))
+            .filter_map(|i| i.path.rsplit(['.', '/', ':']).next())
+    }
+
     /// The first function whose last name segment is `name`.
     pub fn function_named(&self, name: &str) -> Option<&Function> {
         let index = self.functions_by_name.get_or_init(|| {

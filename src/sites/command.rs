@@ -211,14 +211,8 @@ pub fn match_api(model: &FileModel, catalog: &Catalog, call: &Call) -> Option<(u
     let aliased = call
         .receiver
         .is_none()
-        .then(|| {
-            model
-                .imports
-                .iter()
-                .find(|i| i.alias.as_deref() == Some(call.name.as_str()))
-        })
+        .then(|| model.unaliased(&call.name).next())
         .flatten()
-        .and_then(|i| i.path.rsplit(['.', '/', ':']).next())
         .filter(|real| *real != call.name);
     let candidates = catalog.candidates(model.language, &call.name).iter().chain(
         aliased

@@ -184,11 +184,7 @@ fn ancestors(model: &FileModel, class: &str) -> Vec<String> {
     while i < out.len() && out.len() < 16 {
         for base in model.supers.get(&out[i]).into_iter().flatten() {
             // `from shakenfist.baseobject import DatabaseBackedObject as dbo`.
-            let imported = model
-                .imports
-                .iter()
-                .filter(|im| im.alias.as_deref() == Some(base))
-                .filter_map(|im| im.path.rsplit(['.', ':', '/']).next());
+            let imported = model.unaliased(base);
             for name in std::iter::once(base.as_str()).chain(imported) {
                 if !out.iter().any(|o| o == name) {
                     out.push(name.to_string());
