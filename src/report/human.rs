@@ -9,6 +9,8 @@ use miette::{
     MietteSpanContents, SourceCode, SourceSpan, SpanContents,
 };
 
+use rayon::prelude::*;
+
 use super::{summary_line, RenderOptions};
 use crate::checks::{Finding, Severity};
 use crate::lines::LineIndex;
@@ -126,27 +128,32 @@ impl Diagnostic for Rendered<'_> {
     }
 }
 
-fn render_file(handler: &GraphicalReportHandler, file: &FileResult, out: &mut String) {
-    let lines = LineIndex::new(&file.text);
-    for finding in &file.findings {
-        let diag = Rendered {
-            finding,
-            source: Windowed {
-                name: &file.path,
-                text: &file.text,
-                lines: &lines,
-            },
-        };
-        if handler.render_report(out, &diag).is_err() {
-            out.push_str(&format!(
-                "{}: {} {}\n",
-                file.path, finding.rule.code, finding.message
-            ));
-        }
-        out.push('\n');
+/// One finding's snippet and the blank line after it.
+fn render_finding(
+    handler: &GraphicalReportHandler,
+    file: &FileResult,
+    lines: &LineIndex,
+    finding: &Finding,
+) -> String {
+    let diag = Rendered {
+        finding,
+        source: Windowed {
+            name: &file.path,
+            text: &file.text,
+            lines,
+        },
+    };
+    let mut out = String::new();
+    if handler.render_report(&mut out, &diag).is_err() {
+        out = format!("{}: {} {}\n", file.path, finding.rule.code, finding.message);
     }
+    out.push('\n');
+    out
 }
 
+/// Snippets are rendered in parallel (miette's line wrapping made 40,000
+/// findings of one generated file take a third of a second) and joined in
+/// report order.
 pub fn render(report: &Report, opts: RenderOptions) -> String {
     let theme = if opts.color {
         GraphicalTheme::unicode()
@@ -156,10 +163,21 @@ pub fn render(report: &Report, opts: RenderOptions) -> String {
     let handler = GraphicalReportHandler::new_themed(theme)
         .with_width(opts.width)
         .with_links(false);
-    let mut out = String::new();
-    for file in &report.files {
-        render_file(&handler, file, &mut out);
-    }
+    let indexed: Vec<(&FileResult, LineIndex)> = report
+        .files
+        .iter()
+        .filter(|f| !f.findings.is_empty())
+        .map(|f| (f, LineIndex::new(&f.text)))
+        .collect();
+    let findings: Vec<(&FileResult, &LineIndex, &Finding)> = indexed
+        .iter()
+        .flat_map(|(file, lines)| file.findings.iter().map(move |f| (*file, lines, f)))
+        .collect();
+    let snippets: Vec<String> = findings
+        .par_iter()
+        .map(|(file, lines, f)| render_finding(&handler, file, lines, f))
+        .collect();
+    let mut out = snippets.concat();
     out.push_str(&summary_line(report));
     out.push('\n');
     out
