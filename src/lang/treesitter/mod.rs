@@ -148,7 +148,10 @@ impl<'a> Lowerer<'a> {
                 let Some(frame) = stack.pop() else { return };
                 let field = frame.field;
                 let lowered = self.finish(frame);
-                if let Some(parent) = stack.last_mut() {
+                // Punctuation and statements hand their parent nothing; only a
+                // field's place can matter (`take` finds the first under it).
+                let kept = field.is_some() || !matches!(lowered, Lowered::Nothing);
+                if let Some(parent) = stack.last_mut().filter(|_| kept) {
                     parent.children.push((field, lowered));
                 }
                 if stack.is_empty() {
