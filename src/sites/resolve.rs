@@ -121,31 +121,39 @@ pub fn string<'m>(model: &'m FileModel, e: &'m Expr, func: Option<FuncId>) -> Op
 /// and `"lock:{id}"` all yield `lock`. Used for vocabulary matches.
 pub fn words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let mut cur = String::new();
+    // The current word: its first byte and how many characters it has.
+    let mut start = 0;
+    let mut len = 0usize;
     let mut prev_lower = false;
-    let chars: Vec<char> = text.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
         if c.is_alphanumeric() {
             // `billingLock` -> billing|lock; `getKVClient` -> get|kv|client:
             // an acronym ends before its last capital when a lowercase follows.
-            let acronym_end = c.is_uppercase()
+            let upper = c.is_uppercase();
+            let acronym_end = upper
                 && !prev_lower
-                && cur.chars().count() > 1
-                && chars.get(i + 1).is_some_and(|n| n.is_lowercase());
-            if c.is_uppercase() && (prev_lower || acronym_end) && !cur.is_empty() {
-                out.push(std::mem::take(&mut cur).to_lowercase());
+                && len > 1
+                && chars.peek().is_some_and(|(_, n)| n.is_lowercase());
+            if upper && (prev_lower || acronym_end) && len > 0 {
+                out.push(text[start..i].to_lowercase());
+                len = 0;
+            }
+            if len == 0 {
+                start = i;
             }
             prev_lower = c.is_lowercase() || c.is_ascii_digit();
-            cur.push(c);
+            len += 1;
         } else {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur).to_lowercase());
+            if len > 0 {
+                out.push(text[start..i].to_lowercase());
+                len = 0;
             }
             prev_lower = false;
         }
     }
-    if !cur.is_empty() {
-        out.push(cur.to_lowercase());
+    if len > 0 {
+        out.push(text[start..].to_lowercase());
     }
     out
 }

@@ -218,9 +218,18 @@ pub fn analyze(
         .iter()
         .flat_map(|c| c.args.iter().filter_map(|a| a.value.as_call()))
         .collect();
+    // Every statement, clause and function call the catalog names has a blank
+    // or a parenthesis; a word alone (`"lock:job:1"`, a key) holds none of them.
+    let one_word_needle = catalog
+        .sql
+        .iter()
+        .any(|q| !q.row_claim && !q.needle.contains([' ', '(']));
+    let may_hold_sql =
+        |s: &str| one_word_needle || s.contains(|c: char| c.is_whitespace() || c == '(');
     for call in model.calls.iter().filter(|c| !nested.contains(&c.id)) {
         for (index, arg) in call.args.iter().enumerate() {
-            let Some(sql) = sql_text(model, &arg.value, call.func) else {
+            let Some(sql) = sql_text(model, &arg.value, call.func).filter(|s| may_hold_sql(s))
+            else {
                 continue;
             };
             let sql = squeeze(&sql);
