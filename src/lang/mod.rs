@@ -134,6 +134,9 @@ pub(crate) fn simple_params(node: Node, src: &str) -> Vec<Param> {
         let ty = p
             .child_by_field_name("type")
             .map(|t| node_text(t, src).to_string());
+        let default = p
+            .child_by_field_name("value")
+            .map(|v| node_text(v, src).to_string());
         // Go: `a, b string` declares two names of one type.
         let mut c = p.walk();
         let names: Vec<Node> = p.children_by_field_name("name", &mut c).collect();
@@ -141,11 +144,13 @@ pub(crate) fn simple_params(node: Node, src: &str) -> Vec<Param> {
             out.extend(names.iter().map(|n| Param {
                 name: node_text(*n, src).to_string(),
                 ty: ty.clone(),
+                default: None,
             }));
         } else {
             out.push(Param {
                 name: node_text(name, src).to_string(),
                 ty,
+                default,
             });
         }
     }

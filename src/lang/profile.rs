@@ -23,6 +23,11 @@ pub struct Profile {
     /// Method names of a class's constructor (besides the class's own name,
     /// Java's): `__init__`, `initialize`, `constructor`.
     pub constructors: &'static [&'static str],
+    /// A constructor is named after its class (Java's `Lease(..)` in `class Lease`).
+    pub class_named_constructor: bool,
+    /// The class method that builds an object (Ruby's `Lease.new(..)`), where
+    /// callers do not call the class itself (`Lease(..)`, `new Lease(..)`).
+    pub builder: Option<&'static str>,
     /// Any call may raise (exceptions); otherwise errors are values and only
     /// the exits of `early_exits` leave a function early.
     pub calls_may_raise: bool,
@@ -86,6 +91,8 @@ const C_STYLE: Profile = Profile {
     self_names: &["this"],
     self_params: &["this"],
     constructors: &["constructor"],
+    class_named_constructor: false,
+    builder: None,
     calls_may_raise: true,
     early_exits: ALL_EXITS,
     module_is_folder: false,
@@ -110,6 +117,8 @@ static PYTHON: Profile = Profile {
     self_names: &["self"],
     self_params: &["self", "cls"],
     constructors: &["__init__"],
+    class_named_constructor: false,
+    builder: None,
     test_files: &["test_*.py", "*_test.py"],
     manifests: &["poetry.lock", "requirements*.txt", "pyproject.toml"],
     subclass_header: Some(r"\bclass\s+\w+\s*\([^)]*?\b(?:CLASSES)\b"),
@@ -124,6 +133,8 @@ static RUBY: Profile = Profile {
     negation_tests: &["== false", "== nil", ".nil?"],
     self_names: &["self", "@"],
     constructors: &["initialize"],
+    class_named_constructor: false,
+    builder: Some("new"),
     self_params: &["self"],
     duration_calls: &[
         // ActiveSupport's Numeric durations, singular and plural.
@@ -178,6 +189,7 @@ static JAVASCRIPT: Profile = Profile {
 };
 
 static JAVA: Profile = Profile {
+    class_named_constructor: true,
     negation_tests: &["== false", "=== false"],
     qualified_constants: true,
     implicit_fields: true,

@@ -109,6 +109,12 @@ fn params(node: Node, src: &str) -> Vec<Param> {
                 let name = p.named_children(&mut c).find(|n| n.kind() == "identifier");
                 (name.map(|n| text(n, src)), p.child_by_field_name("type"))
             }
+            // `*args` / `**kwargs`: a caller's arguments from here on, by position or name.
+            "list_splat_pattern" | "dictionary_splat_pattern" => {
+                let mut c = p.walk();
+                let name = p.named_children(&mut c).find(|n| n.kind() == "identifier");
+                (name.map(|n| text(n, src)), None)
+            }
             "default_parameter" | "typed_default_parameter" => (
                 p.child_by_field_name("name").map(|n| text(n, src)),
                 p.child_by_field_name("type"),
@@ -119,6 +125,9 @@ fn params(node: Node, src: &str) -> Vec<Param> {
             out.push(Param {
                 name: name.to_string(),
                 ty: ty.map(|t| text(t, src).to_string()),
+                default: p
+                    .child_by_field_name("value")
+                    .map(|v| text(v, src).to_string()),
             });
         }
     }

@@ -109,6 +109,9 @@ fn params(node: Node, src: &str) -> Vec<Param> {
             out.push(Param {
                 name: node_text(n, src).to_string(),
                 ty: None,
+                default: p
+                    .child_by_field_name("value")
+                    .map(|v| node_text(v, src).to_string()),
             });
         }
     }

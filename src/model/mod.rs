@@ -354,6 +354,8 @@ pub struct Block {
 pub struct Param {
     pub name: String,
     pub ty: Option<String>,
+    /// The default value's text (`shared=False`), where the language has one.
+    pub default: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -155,6 +155,11 @@ pub struct LockSite {
     /// A lock declared in a class body is held around this method of the
     /// class (catalog `held-around`): its body is the critical section.
     pub held_over: Option<FuncId>,
+    /// For a wrapper call that forwards its own function's arguments
+    /// (`TaskManager(context, *args, **kwargs)`): the wrapper's parameter that
+    /// turns the lock off (index, name, whether a true value does), which
+    /// the enclosing function's callers then decide.
+    pub switch: Option<(usize, String, bool)>,
 }
 
 /// Where a lock site comes from.
@@ -222,6 +227,7 @@ impl LockSite {
             effects: Vec::new(),
             renews: false,
             held_over: None,
+            switch: None,
         }
     }
 }

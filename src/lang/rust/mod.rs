@@ -130,11 +130,13 @@ impl Lowerer<'_> {
                 syn::FnArg::Receiver(_) => Some(Param {
                     name: "self".into(),
                     ty: None,
+                    default: None,
                 }),
                 syn::FnArg::Typed(pt) => match &*pt.pat {
                     syn::Pat::Ident(pi) => Some(Param {
                         name: pi.ident.to_string(),
                         ty: Some(self.text_of(&pt.ty)),
+                        default: None,
                     }),
                     _ => None,
                 },

@@ -13,19 +13,20 @@ use std::path::{Path, PathBuf};
 use std::collections::{HashMap, HashSet};
 
 mod calls;
+mod classes;
 mod inherit;
 mod objects;
+mod shape;
 
 use super::{resolve, FileAnalysis, LockObject, LockSite, ObjectMethods, Ttl, Wait};
 use crate::catalog::Scope;
-use crate::lang::profile::profile;
-use crate::model::{
-    mentions, Call, Conditional, Exit, Expr, FileModel, FuncId, Function, GuardKind, Language, Span,
-};
+use crate::model::{mentions, Call, Expr, FileModel, FuncId, Function, GuardKind, Language, Span};
 use calls::calls_wrapper;
 pub use calls::{distinctive, may_call, module_spellings};
+use classes::{constructed_as, forwards_arguments, released_by_another_method};
 pub use inherit::inherited;
 use objects::{switched_off, taken, Taken};
+use shape::{params_without_self, Shape};
 
 /// A function that acquires a lock for its callers.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -82,181 +83,6 @@ impl Wrapper {
     }
 }
 
-/// The parameters a caller passes (not `self` / `cls`).
-fn params_without_self(f: &Function, language: Language) -> Vec<&str> {
-    let own = profile(language).self_params;
-    f.params
-        .iter()
-        .skip(usize::from(f.receiver))
-        .map(|p| p.name.as_str())
-        .filter(|n| !own.contains(n))
-        .collect()
-}
-
-/// Methods that run a function value (`fn.call()`, `task.run()`,
-/// `action.apply(x)`, Ruby `block.call`).
-const INVOKE_METHODS: &[&str] = &["call", "run", "apply", "accept", "invoke", "execute"];
-
-/// Words of parameter types that hold a function (`Supplier<T>`,
-/// `Callable<T>`, `() => Promise<T>`, Go `func() error`, `Callback`).
-const FUNCTION_TYPES: &[&str] = &[
-    "Supplier",
-    "Callable",
-    "Runnable",
-    "Function",
-    "BiFunction",
-    "Consumer",
-    "BiConsumer",
-    "Callback",
-    "Action",
-    "Fn",
-    "FnOnce",
-    "FnMut",
-    "Proc",
-    "func",
-    "Func",
-];
-
-/// Does `recv.method(..)` run parameter `recv` of `f` as a callback? A
-/// method that invokes a function value, or any method of a parameter typed
-/// as one (`supplier.get()`); `order.getId()` on a data parameter does not.
-fn runs_callback(f: &Function, recv: &str, method: &str) -> bool {
-    let Some(param) = f.params.iter().find(|p| p.name == recv) else {
-        return false;
-    };
-    INVOKE_METHODS.contains(&method)
-        || param.ty.as_deref().is_some_and(|t| {
-            t.contains("=>")
-                || t.split(|c: char| !c.is_alphanumeric())
-                    .any(|w| FUNCTION_TYPES.contains(&w))
-        })
-}
-
-/// What a function does that makes its locks a helper's: computed once per
-/// function with a lock site, so that a file of many sites stays linear.
-struct Shape<'f> {
-    params: Vec<&'f str>,
-    /// The last call of a parameter (a callback run under the lock).
-    last_param_call: Option<usize>,
-    /// The last `yield` (Python, Ruby, JavaScript generators).
-    last_yield: Option<usize>,
-    exits: Vec<&'f Exit>,
-    conditionals: Vec<&'f Conditional>,
-    named: bool,
-}
-
-impl<'f> Shape<'f> {
-    fn new(fa: &'f FileAnalysis, f: &'f Function) -> Shape<'f> {
-        let model = fa.model;
-        let params = params_without_self(f, model.language);
-        let last_param_call = model
-            .calls_in(Some(f.id))
-            .filter(|c| {
-                params.contains(&c.callee.as_str())
-                    || c.receiver
-                        .as_deref()
-                        .and_then(|r| r.as_name())
-                        .is_some_and(|r| runs_callback(f, r, &c.name))
-            })
-            .map(|c| c.span.start)
-            .max();
-        let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
-        let last_yield = fa.text.get(f.span.start..f.span.end).and_then(|t| {
-            t.match_indices("yield")
-                .filter(|(i, w)| {
-                    !word(t[..*i].chars().next_back()) && !word(t[i + w.len()..].chars().next())
-                })
-                .map(|(i, _)| f.span.start + i)
-                // "writers yield instead of waiting" in a comment yields nothing.
-                .filter(|&at| {
-                    let i = model.comments.partition_point(|c| c.span.end <= at);
-                    model.comments.get(i).is_none_or(|c| c.span.start > at)
-                })
-                .last()
-        });
-        // The method's own name: every method of a `LeaseManager` is not a lock helper.
-        // A row-lock helper says so (`FindForUpdate`, `get_for_share`): its lock
-        // outlives it in the caller's transaction.
-        let words = resolve::words(simple_name(&f.name));
-        let named = words.iter().any(|w| {
-            fa.catalog.lock_words.contains(w)
-                || matches!(
-                    w.as_str(),
-                    "acquire" | "lock" | "locked" | "locking" | "reserve"
-                )
-        }) || words
-            .windows(2)
-            .any(|w| w[0] == "for" && matches!(w[1].as_str(), "update" | "share"));
-        Shape {
-            params,
-            last_param_call,
-            last_yield,
-            exits: model.exits_in(Some(f.id)).collect(),
-            conditionals: model.conditionals_in(Some(f.id)).collect(),
-            named,
-        }
-    }
-
-    /// Does the function look like a lock helper for `site`, beyond merely
-    /// containing a lock? (helper, runs a callback / yields under it, returns
-    /// the handle or result).
-    fn helper(&self, fa: &FileAnalysis, site: &LockSite) -> (bool, bool, bool) {
-        let calls_param = self.last_param_call.is_some_and(|at| at > site.span.start);
-        // A Ruby block is part of its call: `with_advisory_lock!(k) do yield end`.
-        let yields = self.last_yield.is_some_and(|at| at > site.span.start);
-        let guard = calls_param || yields;
-        let result = fa.model.call(site.result_call).usage.bound_names();
-        let returns = self.exits.iter().any(|e| {
-            e.span.contains(site.span)
-                || result
-                    .iter()
-                    .copied()
-                    .chain(site.handle.as_deref())
-                    .any(|n| mentions(&e.value, n))
-        });
-        (self.named || guard || returns, guard, returns)
-    }
-
-    /// A parameter that turns the lock off before it is taken (`if not
-    /// global_scope: return local_lock(..)`): its index among the caller's
-    /// arguments, its name, and whether a true value (else a false one) skips.
-    fn switch(&self, site: &LockSite) -> Option<(usize, String, bool)> {
-        self.conditionals.iter().find_map(|c| {
-            let before = c.stmt.end <= site.span.start;
-            let leaves = self
-                .exits
-                .iter()
-                .any(|e| e.kind == crate::model::ExitKind::Return && c.stmt.contains(e.span));
-            if !before || !leaves {
-                return None;
-            }
-            let cond = c
-                .text
-                .trim()
-                .trim_start_matches('(')
-                .trim_end_matches(')')
-                .trim();
-            let (name, on) = match cond.strip_prefix("not ").or(cond.strip_prefix('!')) {
-                Some(name) => (name.trim(), false),
-                None => (cond, true),
-            };
-            let i = self.params.iter().position(|p| *p == name)?;
-            Some((i, name.to_string(), on))
-        })
-    }
-
-    /// Is the acquisition taken only when a parameter says so
-    /// (`if for_update: q = q.with_for_update()`)? Then a call locks nothing
-    /// unless its caller asks, which the call's arguments decide, not the helper.
-    fn on_request(&self, site: &LockSite) -> bool {
-        self.conditionals.iter().any(|c| {
-            c.stmt.contains(site.span)
-                && !c.cond.contains(site.span)
-                && self.params.iter().any(|p| mentions(&c.text, p))
-        })
-    }
-}
-
 /// The calls after `call` in its function that release what it took through
 /// the same object (`this.countLock.acquire()` ... `this.countLock.release()`,
 /// `storage.lockFragment()` ... `storage.releaseFragment()`).
@@ -268,7 +94,31 @@ fn receiver_releases<'m>(model: &'m FileModel, call: &'m Call) -> impl Iterator<
             && resolve::words(&c.name)
                 .iter()
                 .any(|w| matches!(w.as_str(), "release" | "unlock"))
+            && !cleanup_before_raise(model, c)
     })
+}
+
+/// Is `release` the cleanup of a failure: the next thing its function does
+/// is `raise` / `throw` (`except: self.release_resources(); raise`)? On
+/// success the lock is still held.
+fn cleanup_before_raise(model: &FileModel, release: &Call) -> bool {
+    let after = release.span.end;
+    let Some(next) = model
+        .exits_in(release.func)
+        .filter(|e| e.span.start >= after)
+        .min_by_key(|e| e.span.start)
+    else {
+        return false;
+    };
+    let between = |at: usize| at > after && at < next.span.start;
+    next.kind == crate::model::ExitKind::Raise
+        && !model.calls_in(release.func).any(|c| between(c.span.start))
+        && !model
+            .assigns_in(release.func)
+            .any(|a| between(a.span.start))
+        && !model
+            .conditionals_in(release.func)
+            .any(|c| between(c.stmt.start))
 }
 
 /// Does `f` release what a wrapper call `site` took through the same object?
@@ -310,13 +160,14 @@ fn ends_inside(fa: &FileAnalysis, f: &Function, site: &LockSite) -> bool {
 /// The wrappers a file defines.
 pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usize) -> Vec<Wrapper> {
     let mut out = Vec::new();
-    let mut named: HashSet<&str> = HashSet::new();
+    let mut named: HashSet<String> = HashSet::new();
     let mut shapes: HashMap<FuncId, Shape> = HashMap::new();
     for site in &fa.sites {
         let Some(func) = site.func else { continue };
         let f = &fa.model.functions[func];
         let shape = shapes.entry(func).or_insert_with(|| Shape::new(fa, f));
-        if shape.on_request(site) {
+        let default_switch = shape.default_switch(site);
+        if shape.on_request(site) && default_switch.is_none() {
             continue;
         }
         let (helper, guard, returns) = shape.helper(fa, site);
@@ -339,26 +190,38 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
             .iter()
             .any(|&r| fa.releases.get(r).is_some_and(|r| f.span.contains(r.span)));
         let held = !site.guarded && !released_here && !releases_receiver(fa.model, f, site);
+        // A constructor that returns with its lock held hands it to the object
+        // it builds: building the class (`TaskManager(..)`, `new Lease(..)`,
+        // `Lease.new(..)`) takes the lock, and the caller holds it.
+        let built = constructed_as(fa.model.language, f)
+            .filter(|_| held && released_by_another_method(fa, f));
+        let (built, name) = match built {
+            Some(class) => (true, class),
+            None => (false, simple_name(&f.name).to_string()),
+        };
+        let (helper, returns) = (helper || built, returns || built);
         let adds = guard || returns || keyed || held;
-        if !helper || !adds || !named.insert(simple_name(&f.name)) {
+        if !helper || !adds || !named.insert(name.clone()) {
             continue;
         }
         let mut w = Wrapper {
+            name,
             guard: guard || site.guarded && !returns,
             returns,
-            switch: shape.switch(site),
+            switch: (shape.switch(site).or(default_switch)).or_else(|| site.switch.clone()),
             ..wrapper(fa, path, f, site, line_of(site.span.start))
         };
         // Released before it returns (`await_for_lock`: acquire, release, return
-        // whether it was free): what it returns grants nothing to test.
-        w.site.try_acquire &= !released_here;
+        // whether it was free): what it returns grants nothing to test. A
+        // constructor hands back the object, not whether the lock was granted.
+        w.site.try_acquire &= !released_here && !built;
         out.push(w);
     }
     // Factories: every function that returns a lock object untaken.
     for LockObject { site, methods } in &fa.objects {
         let Some(func) = site.func else { continue };
         let f = &fa.model.functions[func];
-        if named.insert(simple_name(&f.name)) {
+        if named.insert(simple_name(&f.name).to_string()) {
             let shape = shapes.entry(func).or_insert_with(|| Shape::new(fa, f));
             out.push(Wrapper {
                 returns: true,
@@ -536,6 +399,9 @@ pub fn sites_for_calls(
         site.guarded = w.guard;
         site.try_acquire = w.returns && w.site.try_acquire;
         site.via = Some(format!("{}:{}", w.path.display(), w.line));
+        // `TaskManager(context, *args, **kwargs)`: the enclosing function's
+        // callers pass what turns the wrapper off.
+        site.switch = w.switch.clone().filter(|_| forwards_arguments(call));
         site.section = body.unwrap_or_else(|| held_section(model, call));
         site.separate_expire = None;
         site.releases = Vec::new();

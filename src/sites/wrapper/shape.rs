@@ -1,0 +1,221 @@
+//! What makes a function's lock a helper's: its name, a callback or `yield`
+//! under the lock, a returned handle, a parameter switching the lock off.
+
+use super::simple_name;
+use crate::lang::profile::profile;
+use crate::model::{mentions, Conditional, Exit, Function, Language};
+use crate::sites::{resolve, FileAnalysis, LockSite};
+
+/// The parameters a caller passes (not `self` / `cls`).
+pub(super) fn params_without_self(f: &Function, language: Language) -> Vec<&str> {
+    let own = profile(language).self_params;
+    f.params
+        .iter()
+        .skip(usize::from(f.receiver))
+        .map(|p| p.name.as_str())
+        .filter(|n| !own.contains(n))
+        .collect()
+}
+
+/// Methods that run a function value (`fn.call()`, `task.run()`,
+/// `action.apply(x)`, Ruby `block.call`).
+const INVOKE_METHODS: &[&str] = &["call", "run", "apply", "accept", "invoke", "execute"];
+
+/// Words of parameter types that hold a function (`Supplier<T>`,
+/// `Callable<T>`, `() => Promise<T>`, Go `func() error`, `Callback`).
+const FUNCTION_TYPES: &[&str] = &[
+    "Supplier",
+    "Callable",
+    "Runnable",
+    "Function",
+    "BiFunction",
+    "Consumer",
+    "BiConsumer",
+    "Callback",
+    "Action",
+    "Fn",
+    "FnOnce",
+    "FnMut",
+    "Proc",
+    "func",
+    "Func",
+];
+
+/// Does `recv.method(..)` run parameter `recv` of `f` as a callback? A
+/// method that invokes a function value, or any method of a parameter typed
+/// as one (`supplier.get()`); `order.getId()` on a data parameter does not.
+fn runs_callback(f: &Function, recv: &str, method: &str) -> bool {
+    let Some(param) = f.params.iter().find(|p| p.name == recv) else {
+        return false;
+    };
+    INVOKE_METHODS.contains(&method)
+        || param.ty.as_deref().is_some_and(|t| {
+            t.contains("=>")
+                || t.split(|c: char| !c.is_alphanumeric())
+                    .any(|w| FUNCTION_TYPES.contains(&w))
+        })
+}
+
+/// What a function does that makes its locks a helper's: computed once per
+/// function with a lock site, so that a file of many sites stays linear.
+pub(super) struct Shape<'f> {
+    params: Vec<&'f str>,
+    /// The parameters' default values (`shared=False`), as `params`.
+    defaults: Vec<Option<&'f str>>,
+    /// The last call of a parameter (a callback run under the lock).
+    last_param_call: Option<usize>,
+    /// The last `yield` (Python, Ruby, JavaScript generators).
+    last_yield: Option<usize>,
+    exits: Vec<&'f Exit>,
+    conditionals: Vec<&'f Conditional>,
+    pub(super) named: bool,
+}
+
+impl<'f> Shape<'f> {
+    pub(super) fn new(fa: &'f FileAnalysis, f: &'f Function) -> Shape<'f> {
+        let model = fa.model;
+        let params = params_without_self(f, model.language);
+        let defaults = params
+            .iter()
+            .map(|n| {
+                let p = f.params.iter().find(|p| p.name == *n);
+                p.and_then(|p| p.default.as_deref())
+            })
+            .collect();
+        let last_param_call = model
+            .calls_in(Some(f.id))
+            .filter(|c| {
+                params.contains(&c.callee.as_str())
+                    || c.receiver
+                        .as_deref()
+                        .and_then(|r| r.as_name())
+                        .is_some_and(|r| runs_callback(f, r, &c.name))
+            })
+            .map(|c| c.span.start)
+            .max();
+        let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        let last_yield = fa.text.get(f.span.start..f.span.end).and_then(|t| {
+            t.match_indices("yield")
+                .filter(|(i, w)| {
+                    !word(t[..*i].chars().next_back()) && !word(t[i + w.len()..].chars().next())
+                })
+                .map(|(i, _)| f.span.start + i)
+                // "writers yield instead of waiting" in a comment yields nothing.
+                .filter(|&at| {
+                    let i = model.comments.partition_point(|c| c.span.end <= at);
+                    model.comments.get(i).is_none_or(|c| c.span.start > at)
+                })
+                .last()
+        });
+        // The method's own name: every method of a `LeaseManager` is not a lock helper.
+        // A row-lock helper says so (`FindForUpdate`, `get_for_share`): its lock
+        // outlives it in the caller's transaction.
+        let words = resolve::words(simple_name(&f.name));
+        let named = words.iter().any(|w| {
+            fa.catalog.lock_words.contains(w)
+                || matches!(
+                    w.as_str(),
+                    "acquire" | "lock" | "locked" | "locking" | "reserve"
+                )
+        }) || words
+            .windows(2)
+            .any(|w| w[0] == "for" && matches!(w[1].as_str(), "update" | "share"));
+        Shape {
+            params,
+            defaults,
+            last_param_call,
+            last_yield,
+            exits: model.exits_in(Some(f.id)).collect(),
+            conditionals: model.conditionals_in(Some(f.id)).collect(),
+            named,
+        }
+    }
+
+    /// Does the function look like a lock helper for `site`, beyond merely
+    /// containing a lock? (helper, runs a callback / yields under it, returns
+    /// the handle or result).
+    pub(super) fn helper(&self, fa: &FileAnalysis, site: &LockSite) -> (bool, bool, bool) {
+        let calls_param = self.last_param_call.is_some_and(|at| at > site.span.start);
+        // A Ruby block is part of its call: `with_advisory_lock!(k) do yield end`.
+        let yields = self.last_yield.is_some_and(|at| at > site.span.start);
+        let guard = calls_param || yields;
+        let result = fa.model.call(site.result_call).usage.bound_names();
+        let returns = self.exits.iter().any(|e| {
+            e.span.contains(site.span)
+                || result
+                    .iter()
+                    .copied()
+                    .chain(site.handle.as_deref())
+                    .any(|n| mentions(&e.value, n))
+        });
+        (self.named || guard || returns, guard, returns)
+    }
+
+    /// A parameter that turns the lock off before it is taken (`if not
+    /// global_scope: return local_lock(..)`): its index among the caller's
+    /// arguments, its name, and whether a true value (else a false one) skips.
+    pub(super) fn switch(&self, site: &LockSite) -> Option<(usize, String, bool)> {
+        self.conditionals.iter().find_map(|c| {
+            let before = c.stmt.end <= site.span.start;
+            let leaves = self
+                .exits
+                .iter()
+                .any(|e| e.kind == crate::model::ExitKind::Return && c.stmt.contains(e.span));
+            if !before || !leaves {
+                return None;
+            }
+            let cond = c
+                .text
+                .trim()
+                .trim_start_matches('(')
+                .trim_end_matches(')')
+                .trim();
+            let (name, on) = match cond.strip_prefix("not ").or(cond.strip_prefix('!')) {
+                Some(name) => (name.trim(), false),
+                None => (cond, true),
+            };
+            let i = self.params.iter().position(|p| *p == name)?;
+            Some((i, name.to_string(), on))
+        })
+    }
+
+    /// `if not self.shared: self._lock()` with `shared=False` by default: the
+    /// lock is taken unless a caller passes the other value, so the test is a
+    /// switch its callers turn off (index, name, whether a true value does).
+    pub(super) fn default_switch(&self, site: &LockSite) -> Option<(usize, String, bool)> {
+        const FALSY: &[&str] = &["False", "false", "None", "nil", "null", "undefined"];
+        const TRUTHY: &[&str] = &["True", "true"];
+        let c = self
+            .conditionals
+            .iter()
+            .filter(|c| c.stmt.contains(site.span) && !c.cond.contains(site.span))
+            .min_by_key(|c| c.stmt.end - c.stmt.start)?;
+        let cond = c.text.trim().trim_start_matches('(').trim_end_matches(')');
+        let (tested, negated) = match cond.strip_prefix("not ").or(cond.strip_prefix('!')) {
+            Some(rest) => (rest.trim(), true),
+            None => (cond.trim(), false),
+        };
+        // The parameter itself or the field it was stored in (`self.shared`).
+        let name = tested.rsplit(['.', ':', '@']).next()?;
+        let i = self.params.iter().position(|p| *p == name)?;
+        let default = self.defaults.get(i).copied().flatten()?.trim();
+        let taken = if negated {
+            FALSY.contains(&default)
+        } else {
+            TRUTHY.contains(&default)
+        };
+        // Taken when the test holds: the other value turns it off.
+        taken.then(|| (i, name.to_string(), negated))
+    }
+
+    /// Is the acquisition taken only when a parameter says so
+    /// (`if for_update: q = q.with_for_update()`)? Then a call locks nothing
+    /// unless its caller asks, which the call's arguments decide, not the helper.
+    pub(super) fn on_request(&self, site: &LockSite) -> bool {
+        self.conditionals.iter().any(|c| {
+            c.stmt.contains(site.span)
+                && !c.cond.contains(site.span)
+                && self.params.iter().any(|p| mentions(&c.text, p))
+        })
+    }
+}
