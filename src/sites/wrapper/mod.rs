@@ -208,7 +208,10 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
             name,
             guard: guard || site.guarded && !returns,
             returns,
-            switch: (shape.switch(site).or(default_switch)).or_else(|| site.switch.clone()),
+            switch: shape
+                .switch(site)
+                .or(default_switch)
+                .or_else(|| site.switch.clone()),
             ..wrapper(fa, path, f, site, line_of(site.span.start))
         };
         // Released before it returns (`await_for_lock`: acquire, release, return
