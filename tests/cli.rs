@@ -1569,3 +1569,48 @@ fn class_evidence_is_the_two_strongest_reasons_with_lines() {
         "{json}"
     );
 }
+
+/// A number followed by a `TimeUnit` counts in that unit, also for a
+/// command API whose expiry slot is a plain number (Spring's
+/// `setIfAbsent(k, v, 45, TimeUnit.SECONDS)`); without one it counts in the
+/// flag's unit (`Duration.ofMillis(500)` stays 500 ms).
+#[test]
+fn a_number_before_a_time_unit_counts_in_that_unit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    fs::write(
+        d.join("Locks.java"),
+        r#"import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+class Locks {
+    private final StringRedisTemplate redis;
+
+    Locks(StringRedisTemplate redis) { this.redis = redis; }
+
+    boolean seconds(String id, String token) {
+        return Boolean.TRUE.equals(redis.opsForValue().setIfAbsent("a:" + id, token, 45, TimeUnit.SECONDS));
+    }
+
+    boolean millis(String id, String token) {
+        return Boolean.TRUE.equals(redis.opsForValue().setIfAbsent("b:" + id, token, Duration.ofMillis(500)));
+    }
+}
+"#,
+    )
+    .unwrap();
+    let out = lock_audit()
+        .args(["audit", "--no-cache", "--format", "json"])
+        .arg(d)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ttls: Vec<Option<i64>> = v["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["ttl_ms"].as_i64())
+        .collect();
+    assert_eq!(ttls, [Some(45_000), Some(500)], "{v}");
+}

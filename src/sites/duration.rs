@@ -9,7 +9,7 @@ use super::resolve;
 use crate::catalog::duration_text;
 use crate::catalog::raw::DurationUnit;
 use crate::lang::profile::profile;
-use crate::model::{Expr, ExprKind, FileModel, FuncId};
+use crate::model::{Call, Expr, ExprKind, FileModel, FuncId};
 
 /// The unit a bare number is in.
 fn unit_ms(unit: Option<DurationUnit>) -> f64 {
@@ -96,6 +96,15 @@ fn eval(
         ExprKind::Wrapped(inner) => eval(model, inner, unit, func, depth + 1),
         _ => None,
     }
+}
+
+/// `setIfAbsent(k, v, 30, TimeUnit.SECONDS)`: argument `v` of `call` in
+/// milliseconds, when the argument after it is a `TimeUnit` saying what it counts.
+pub fn before_time_unit(model: &FileModel, call: &Call, v: &Expr) -> Option<i64> {
+    let i = call.args.iter().position(|a| a.value.span == v.span)?;
+    let per = time_unit_ms(&call.args.get(i + 1)?.value)?;
+    let n = to_ms(model, v, Some(DurationUnit::Ms), call.func)? as f64;
+    Some((n * per).round() as i64)
 }
 
 /// Milliseconds per unit of a Java `TimeUnit` argument (`TimeUnit.SECONDS`).

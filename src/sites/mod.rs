@@ -205,7 +205,8 @@ pub fn analyze<'m>(
                 } else {
                     DurationUnit::S
                 };
-                duration::to_ms(model, e, Some(unit), func_of(cmd))
+                duration::before_time_unit(model, model.call(cmd.call), e)
+                    .or_else(|| duration::to_ms(model, e, Some(unit), func_of(cmd)))
             }
             _ => None,
         };
