@@ -8,6 +8,16 @@ fn lock_audit() -> Command {
     Command::cargo_bin("lock-audit").expect("binary builds")
 }
 
+/// `audit --no-cache --format json` over `dir`, parsed.
+fn audit_json(dir: &std::path::Path) -> serde_json::Value {
+    let out = lock_audit()
+        .args(["audit", "--no-cache", "--format", "json"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 #[test]
 fn examples_have_findings_and_exit_1() {
     lock_audit()
@@ -625,12 +635,7 @@ fn assume_class_settles_undecided_locks() {
         if let Some(text) = config {
             fs::write(dir.path().join("lock-audit.yaml"), text).unwrap();
         }
-        let out = lock_audit()
-            .args(["audit", "--no-cache", "--format", "json"])
-            .arg(dir.path())
-            .output()
-            .unwrap();
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let v = audit_json(dir.path());
         let sites = v["sites"].as_array().unwrap().clone();
         sites
             .iter()
@@ -1469,12 +1474,7 @@ fn a_pinned_library_version_decides_the_ttl_unit() {
         fs::write(d.join(folder).join(manifest), text).unwrap();
         fs::write(d.join(folder).join("jobs.py"), source).unwrap();
     }
-    let out = lock_audit()
-        .args(["audit", "--no-cache", "--format", "json"])
-        .arg(d)
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = audit_json(d);
     let ttl = |folder: &str| {
         let site = v["sites"]
             .as_array()
@@ -1546,12 +1546,7 @@ fn class_evidence_is_the_two_strongest_reasons_with_lines() {
     let dir = tempfile::tempdir().unwrap();
     let src = "import redis\nr = redis.Redis()\n\n\ndef refresh_billing(db, account):\n    with r.lock(f\"lock:billing:{account}\", timeout=30, blocking_timeout=5):\n        db.execute(\"UPDATE accounts SET paid = 1 WHERE id = %s\", (account,))\n        db.execute(\"UPDATE accounts SET seen = 1 WHERE id = %s\", (account,))\n        account.save()\n";
     fs::write(dir.path().join("jobs.py"), src).unwrap();
-    let out = lock_audit()
-        .args(["audit", "--no-cache", "--format", "json"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = audit_json(dir.path());
     let evidence: Vec<&str> = json["sites"][0]["evidence"]
         .as_array()
         .unwrap()
@@ -1600,12 +1595,7 @@ class Locks {
 "#,
     )
     .unwrap();
-    let out = lock_audit()
-        .args(["audit", "--no-cache", "--format", "json"])
-        .arg(d)
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = audit_json(d);
     let ttls: Vec<Option<i64>> = v["sites"]
         .as_array()
         .unwrap()

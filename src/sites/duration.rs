@@ -98,7 +98,7 @@ fn eval(
     }
 }
 
-/// `setIfAbsent(k, v, 30, TimeUnit.SECONDS)`: argument `v` of `call` in
+/// `lock(10, TimeUnit.SECONDS)`, `setIfAbsent(k, v, 30, TimeUnit.SECONDS)`: argument `v` of `call` in
 /// milliseconds, when the argument after it is a `TimeUnit` saying what it counts.
 pub fn before_time_unit(model: &FileModel, call: &Call, v: &Expr) -> Option<i64> {
     let i = call.args.iter().position(|a| a.value.span == v.span)?;

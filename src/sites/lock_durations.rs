@@ -97,7 +97,7 @@ pub(super) fn ttl_of(
     };
     if let Some((v, slot, call)) = given {
         let ms = match slot.unit {
-            Some(DurationUnit::Timeunit) => time_unit_ms(model, call, slot, &v),
+            Some(DurationUnit::Timeunit) => duration::before_time_unit(model, call, &v),
             unit => duration::to_ms(model, &v, unit, call.func),
         };
         return (Ttl::Given(Some(v)), ms);
@@ -109,16 +109,6 @@ pub(super) fn ttl_of(
         (Some(DurationDefault::Never | DurationDefault::None) | None, None) => (Ttl::Absent, None),
         (Some(DurationDefault::After(d, ms)), None) => (Ttl::Default(d.clone()), Some(*ms)),
     }
-}
-
-/// `lock(10, TimeUnit.SECONDS)`: the value times the unit that follows it.
-fn time_unit_ms(model: &FileModel, call: &Call, slot: &DurationSlot, v: &Expr) -> Option<i64> {
-    let unit = slot
-        .pos
-        .and_then(|p| call.positional(p + 1))
-        .and_then(duration::time_unit_ms)?;
-    let n = duration::to_ms(model, v, Some(DurationUnit::Ms), call.func)? as f64;
-    Some((n * unit).round() as i64)
 }
 
 pub(super) fn wait_of(
