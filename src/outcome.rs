@@ -147,7 +147,7 @@ pub fn site_infos(
             library: s.library.clone(),
             api: s.api.clone(),
             via: s.via.as_ref().map(|at| {
-                let name = s.api.strip_prefix("wrapper ").unwrap_or(&s.api);
+                let name = s.wrapper_name().unwrap_or(&s.api);
                 format!("{name} ({at})")
             }),
             key: s

@@ -513,6 +513,9 @@ fn yes() -> bool {
 pub enum Scope {
     Session,
     Transaction,
+    /// A claim written into a table row: committed with its transaction, it
+    /// outlives it and is held until something clears the row's claimant column.
+    Row,
 }
 
 /// One acquire method on a lock object; `arity` picks an overload.

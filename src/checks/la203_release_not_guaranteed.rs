@@ -3,7 +3,7 @@ use crate::catalog::Scope;
 use crate::checks::Finding;
 use crate::lang::profile::profile;
 use crate::model::{mentions, Conditional, ExitKind, FileModel, GuardKind, Span};
-use crate::sites::{FileAnalysis, LockSite, Release, Ttl};
+use crate::sites::{wrapper, FileAnalysis, LockSite, Ttl};
 
 declare_rule! {
     /// ## What it flags
@@ -16,7 +16,10 @@ declare_rule! {
     ///   is not `defer`red;
     /// - Rust: a `return`, `?` or `break` between the acquisition and the release;
     /// - a lock object, or a session-level `pg_advisory_lock` / `GET_LOCK`,
-    ///   acquired and never released in the file (reported at the acquisition).
+    ///   acquired and never released in the file (reported at the acquisition);
+    /// - at the caller of an in-house helper, its release through the same
+    ///   object (`storage.lockFragment()` ... `storage.releaseFragment()`,
+    ///   `Semaphore.lock(..)` ... `Semaphore.release(mutex)`), by the same rules.
     ///
     /// ## Why it breaks
     /// An exception or an early return leaves the lock held. Every other
@@ -47,7 +50,8 @@ declare_rule! {
     /// map on `self`), a session lock whose connection is kept in a field or
     /// returned (its owner closes the session), and a lock object built,
     /// acquired and dropped in one expression with a lease
-    /// (`Lock(r, key, timeout=60).acquire()`: only the lease can end it).
+    /// (`Lock(r, key, timeout=60).acquire()`: only the lease can end it), a
+    /// helper's release inside a callback the caller defines for later.
     /// De-duplication markers (class `marker`: a `SET NX` key such as
     /// `trace:{id}:seen` that records that something happened, not a lock).
     RULE {
@@ -239,20 +243,32 @@ fn held_until(ttl: &Ttl) -> &'static str {
              pool closes that connection"
         }
         Ttl::Scoped(Scope::Transaction) => "it is held until the transaction ends",
+        Ttl::Scoped(Scope::Row) => "it is held until something clears the row's claim",
     }
 }
 
 fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
     let model = fa.model;
     for site in fa.locks() {
-        // A wrapper's call: the acquisition is checked once, inside the wrapper.
-        if site.via.is_some() {
-            continue;
-        }
         if site.guarded {
             continue;
         }
-        if site.releases.is_empty() {
+        // A wrapper's call is released through the object it locked with; a
+        // never-released wrapper lock is the wrapper's own business.
+        let releases: Vec<Span> = if site.via.is_some() {
+            wrapper::paired_releases(model, site)
+                .into_iter()
+                .map(|c| c.span)
+                .collect()
+        } else {
+            site.releases
+                .iter()
+                .map(|&i| &fa.releases[i])
+                .filter(|rel| rel.func == site.func)
+                .map(|rel| rel.span)
+                .collect()
+        };
+        if site.via.is_none() && site.releases.is_empty() {
             if site.expects_release
                 && !escapes(fa, site)
                 && !left_to_expire(model, site)
@@ -273,19 +289,19 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
             continue;
         }
         let names = acquisition_names(model, site);
-        for rel in site.releases.iter().map(|&i| &fa.releases[i]) {
-            if rel.func != site.func || rel.span.start < site.span.end {
+        for rel in releases {
+            if rel.start < site.span.end {
                 continue;
             }
-            if model.inside(rel.span, &[GuardKind::Finally, GuardKind::Defer])
-                || release_when_not_acquired(model, site, &names, rel.span)
+            if model.inside(rel, &[GuardKind::Finally, GuardKind::Defer])
+                || release_when_not_acquired(model, site, &names, rel)
             {
                 continue;
             }
             if let Some((skip, why)) = skipping_path(fa, site, rel, &names) {
                 let f = Finding::new(
                     &RULE,
-                    rel.span,
+                    rel,
                     format!(
                         "the release of lock {} is skipped when {why}",
                         site.key_display()
@@ -304,20 +320,20 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
 fn skipping_path(
     fa: &FileAnalysis,
     site: &LockSite,
-    rel: &Release,
+    rel: Span,
     names: &[String],
 ) -> Option<(Span, &'static str)> {
     let model = fa.model;
     // After the whole acquisition expression (`sqlx::query(..).bind(k).execute(..)`).
     let acquired = model.call(site.result_call).span.end.max(site.span.end);
-    let between = |s: Span| s.start >= acquired && s.end <= rel.span.start;
+    let between = |s: Span| s.start >= acquired && s.end <= rel.start;
     let language = profile(model.language);
     match language.calls_may_raise {
         false => model
             .exits_in(site.func)
             .filter(|e| between(e.span))
             .filter(|e| language.early_exits.contains(&e.kind))
-            .filter(|e| !on_failure_path(model, site, names, e.span, rel.span))
+            .filter(|e| !on_failure_path(model, site, names, e.span, rel))
             // `set_nx(..)?` / `.await?`: the `?` of the acquisition itself.
             .filter(|e| !e.propagates(acquired))
             .map(|e| {
@@ -332,7 +348,7 @@ fn skipping_path(
         true => model
             .calls_in(site.func)
             .filter(|c| between(c.span) && !site.span.contains(c.span))
-            .filter(|c| !on_failure_path(model, site, names, c.span, rel.span))
+            .filter(|c| !on_failure_path(model, site, names, c.span, rel))
             .find(|c| {
                 !model.inside(c.span, &[GuardKind::Closure])
                     || model.inside(site.span, &[GuardKind::Closure])

@@ -1,6 +1,6 @@
 use super::declare_rule;
 use crate::checks::Finding;
-use crate::sites::{Class, FileAnalysis, SiteKind};
+use crate::sites::{Class, FileAnalysis};
 
 declare_rule! {
     /// ## What it flags
@@ -54,7 +54,9 @@ declare_rule! {
     /// Efficiency and unclassified locks; writes guarded as above; session or
     /// transaction-bound database locks (`pg_advisory_lock`, `FOR UPDATE`)
     /// whose writes go through the same connection: the database ends lock
-    /// and writes together. A de-duplication marker set under the lock before
+    /// and writes together. (A row claim, `UPDATE .. SET owner = me WHERE owner
+    /// IS NULL`, is not such a lock: committed, it outlives its transaction.)
+    /// A de-duplication marker set under the lock before
     /// the write (`SET payout:{id}:sent 1 NX EX 86400`) is an idempotency key
     /// for it.
     RULE {
@@ -70,7 +72,7 @@ declare_rule! {
 
 fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
     for site in &fa.sites {
-        if site.class != Class::Correctness || site.kind == SiteKind::Sql || site.database_bound() {
+        if site.class != Class::Correctness || site.database_bound() {
             continue;
         }
         let Some(write) = site

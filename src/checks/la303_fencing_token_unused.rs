@@ -8,7 +8,9 @@ declare_rule! {
     /// A lock whose grant exposes a fencing token (etcd's revision or key,
     /// a ZooKeeper sequence, Redisson's fenced lock token), or whose code
     /// increments a Redis `INCR` counter for one, when no write in the
-    /// critical section uses it. Not for locks classified `efficiency`.
+    /// critical section uses it. Not for locks classified `efficiency`. At
+    /// the callers of an in-house helper that takes such a lock and keeps the
+    /// token to itself, too: the help says to return it from the helper.
     ///
     /// ## Why it breaks
     /// The token is the only thing that lets the resource refuse a holder
@@ -54,10 +56,7 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
             continue;
         };
         // Only sections that write: with no write there is nothing to fence.
-        if site.class == Class::Efficiency
-            || site.via.is_some()
-            || !site.effects.iter().any(|e| e.write)
-        {
+        if site.class == Class::Efficiency || !site.effects.iter().any(|e| e.write) {
             continue;
         }
         if site
@@ -73,10 +72,16 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
             format!("lock {} offers a fencing token ({token}) but no write in its critical section uses it", site.key_display()),
         )
         .site(site);
+        // Behind a helper the token stays inside it: the fix starts there.
+        let pass_on = match site.wrapper_name() {
+            Some(w) => {
+                format!("the grant inside `{w}` gives a token ({token}); have `{w}` return it")
+            }
+            None => format!("the grant already gives a token ({token})"),
+        };
         out.push(match site.remedy() {
-            Some(remedy) => f.help(format!(
-                "the grant already gives a token ({token}); {remedy}"
-            )),
+            Some(remedy) => f.help(format!("{pass_on}; {remedy}")),
+            None if site.via.is_some() => f.help(format!("{pass_on} and pass it with each write")),
             None => f,
         });
     }

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::{Assign, Call, Conditional, Exit, FileModel, FuncId, Function, GuardKind, Span};
+use super::{Assign, Block, Call, Conditional, Exit, FileModel, FuncId, Function, GuardKind, Span};
 
 /// Assignments by target name, then by enclosing function (`None`: module
 /// level), in source order: a lookup reads only its own scope's.
@@ -177,6 +177,11 @@ impl FileModel {
 
     /// Is `span` inside a block of one of these kinds (or one nested in it)?
     pub fn inside(&self, span: Span, kinds: &[GuardKind]) -> bool {
+        self.enclosing(span, kinds).is_some()
+    }
+
+    /// The innermost block of one of these kinds that contains `span`.
+    pub fn enclosing(&self, span: Span, kinds: &[GuardKind]) -> Option<&Block> {
         let ordered = *self.blocks_in_order.get_or_init(|| {
             self.blocks
                 .windows(2)
@@ -186,7 +191,8 @@ impl FileModel {
             return self
                 .blocks
                 .iter()
-                .any(|b| kinds.contains(&b.kind) && b.span.contains(span));
+                .filter(|b| kinds.contains(&b.kind) && b.span.contains(span))
+                .min_by_key(|b| b.span.end - b.span.start);
         }
         // The blocks containing `span` are the innermost one and its
         // ancestors; in pre-order, the last block starting at or before
@@ -195,10 +201,10 @@ impl FileModel {
         let mut at = i.checked_sub(1);
         while let Some(b) = at.map(|i| &self.blocks[i]) {
             if b.span.contains(span) && kinds.contains(&b.kind) {
-                return true;
+                return Some(b);
             }
             at = b.parent;
         }
-        false
+        None
     }
 }

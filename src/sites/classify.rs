@@ -245,7 +245,7 @@ pub fn classify(
         score(("function name", WordScope::Function, line), own);
         score(("class name", WordScope::Class, line), class.unwrap_or(""));
     }
-    if let Some(w) = site.api.strip_prefix("wrapper ") {
+    if let Some(w) = site.wrapper_name() {
         score(("wrapper name", WordScope::Wrapper, site_line), w);
     }
     let folders = path.with_extension("").to_string_lossy().into_owned();
@@ -317,10 +317,7 @@ fn scheduled(fa: &FileAnalysis, site: &LockSite, folders: &str) -> Option<(&'sta
         .func
         .map_or("", |f| fa.model.functions[f].name.as_str());
     let places = [
-        (
-            "wrapper name",
-            site.api.strip_prefix("wrapper ").unwrap_or(""),
-        ),
+        ("wrapper name", site.wrapper_name().unwrap_or("")),
         ("function or class name", name),
         ("path", folders),
     ];

@@ -4,9 +4,9 @@
 //! idempotency key). The spellings come from `rules/classification.yaml`.
 
 use super::writers::Writers;
-use super::{resolve, FileAnalysis, LockSite};
+use super::{resolve, FileAnalysis, LockSite, Ttl};
 use crate::catalog::raw::{ClassName, EffectKind, RawEffect};
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, Scope};
 use crate::model::{mentions, Call, ExprKind, FileModel, Span};
 
 /// A call in a critical section with a catalogued effect.
@@ -423,8 +423,10 @@ pub fn effect_of(
 /// a call of another file's function reaches that function's effect through `writers`.
 pub fn of_section(fa: &FileAnalysis, site: &LockSite, writers: &Writers) -> Vec<Effect> {
     let tokens = token_names(fa, site);
+    let claim_commit = claim_commit(fa.model, site);
     section_calls(fa.model, site)
         .into_iter()
+        .filter(|(call, _)| !claim_commit(call))
         .filter_map(|(call, reached)| {
             effect_of(fa, call, reached, &tokens).or_else(|| {
                 // A block form's own acquiring call is the lock, not work under it.
@@ -440,6 +442,20 @@ pub fn of_section(fa: &FileAnalysis, site: &LockSite, writers: &Writers) -> Vec<
             })
         })
         .collect()
+}
+
+/// A row claim's own commit: `session.execute(claim)` then `session.flush()`
+/// (or `conn.commit()`), a call with no arguments on the claim's receiver,
+/// writes the claim, not work under it.
+fn claim_commit<'a>(model: &'a FileModel, site: &LockSite) -> impl Fn(&Call) -> bool + 'a {
+    let claimed_on = (matches!(site.ttl, Ttl::Scoped(Scope::Row)) && site.via.is_none())
+        .then(|| model.call(site.call).receiver.as_deref())
+        .flatten()
+        .map(|r| r.text.as_str());
+    move |call: &Call| {
+        call.args.is_empty()
+            && claimed_on.is_some_and(|on| call.receiver.as_deref().is_some_and(|r| r.text == on))
+    }
 }
 
 /// A `&'static str` field: spelled as an alias so that serde does not try to

@@ -62,7 +62,7 @@ pub fn analyze(
             backend: claim.backend.clone(),
             api: claim.id.clone(),
             command: "UPDATE".into(),
-            ttl: Ttl::Scoped(claim.scope.unwrap_or(Scope::Transaction)),
+            ttl: Ttl::Scoped(claim.scope.unwrap_or(Scope::Row)),
             wait: Wait::NoWait,
             try_acquire: true,
             usual: claim.usual.clone(),

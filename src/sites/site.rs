@@ -58,6 +58,7 @@ impl Ttl {
             (Ttl::Renewed, _) => "renewed".into(),
             (Ttl::Scoped(Scope::Session), _) => "session".into(),
             (Ttl::Scoped(Scope::Transaction), _) => "transaction".into(),
+            (Ttl::Scoped(Scope::Row), _) => "until cleared".into(),
         }
     }
 }
@@ -187,7 +188,7 @@ impl LockSite {
     /// with the writes on it (SQL locks' library forms: ORM row locks,
     /// django-pglocks)? Then no lease can expire under its holder.
     pub fn database_bound(&self) -> bool {
-        matches!(self.ttl, Ttl::Scoped(_))
+        matches!(self.ttl, Ttl::Scoped(Scope::Session | Scope::Transaction))
             && matches!(self.backend.as_str(), "postgres" | "mysql" | "database")
     }
 
@@ -301,6 +302,11 @@ fn quoted(code: &str) -> String {
 impl LockSite {
     pub fn key_display(&self) -> String {
         describe_key(self.key.as_ref(), &self.key_text)
+    }
+
+    /// The in-house helper a wrapper call site goes through (`lockStorage`).
+    pub fn wrapper_name(&self) -> Option<&str> {
+        self.api.strip_prefix("wrapper ")
     }
 }
 

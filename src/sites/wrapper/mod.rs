@@ -121,6 +121,26 @@ fn cleanup_before_raise(model: &FileModel, release: &Call) -> bool {
             .any(|c| between(c.stmt.start))
 }
 
+/// The calls that end what a wrapper call `site` holds (`storage.lockFragment()`
+/// ... `storage.releaseFragment()`, `Semaphore.lock(..)` ... `Semaphore.release(..)`):
+/// a wrapper's caller releases through the object it locked with, not
+/// through a key the file can pair.
+pub fn paired_releases<'m>(model: &'m FileModel, site: &LockSite) -> Vec<&'m Call> {
+    if site.via.is_none() || site.guarded {
+        return Vec::new();
+    }
+    // A release in a callback the section defines (`const release = async () =>
+    // { await Semaphore.release(mutex) }`) runs when that is called, not here.
+    let later = |c: &Call| {
+        model
+            .enclosing(c.span, &[GuardKind::Closure])
+            .is_some_and(|b| !b.span.contains(site.span))
+    };
+    receiver_releases(model, model.call(site.call))
+        .filter(|c| !later(c))
+        .collect()
+}
+
 /// Does `f` release what a wrapper call `site` took through the same object?
 /// Wrapper call sites pair no release of their own.
 fn releases_receiver(model: &FileModel, f: &Function, site: &LockSite) -> bool {
