@@ -349,6 +349,11 @@ pub struct Block {
     pub parent: Option<BlockId>,
 }
 
+/// Literal spellings, for text the model keeps unparsed (a parameter's default).
+pub const TRUE_WORDS: &[&str] = &["True", "true"];
+pub const NULL_WORDS: &[&str] = &["None", "nil", "null", "undefined"];
+pub const FALSE_WORDS: &[&str] = &["False", "false", "None", "nil", "null", "undefined"];
+
 /// A function parameter, with its type annotation if it has one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Param {

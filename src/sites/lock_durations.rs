@@ -7,7 +7,7 @@ use super::{duration, resolve, Ttl, Wait};
 use crate::catalog::raw::{DurationDefault, DurationUnit, RawBefore};
 use crate::catalog::{AcquireMethod, DurationSlot, LockSpec, Scope, Slot};
 use crate::manifest::{Used, Version};
-use crate::model::{Call, Expr, FileModel};
+use crate::model::{Call, Expr, FileModel, NULL_WORDS};
 
 fn slot_of(
     model: &FileModel,
@@ -34,11 +34,30 @@ fn duration_arg(
 ) -> Option<Expr> {
     slot_of(model, call, d.pos, d.kw.as_ref()).filter(|e| {
         let value = resolve::resolve(model, e, call.func);
+        if null_parameter(model, call, value) {
+            return false;
+        }
         if zero_is_absent {
             !value.is_nullish()
         } else {
             !matches!(value.kind, crate::model::ExprKind::Null)
         }
+    })
+}
+
+/// A parameter of the calling function that defaults to null and is not
+/// reassigned before the call (`blocking_timeout=acquire_timeout` with
+/// `acquire_timeout=None`): a caller that omits it passes nothing, and the
+/// library's default applies.
+fn null_parameter(model: &FileModel, call: &Call, value: &Expr) -> bool {
+    let (Some(name), Some(f)) = (value.peel().as_name(), call.func) else {
+        return false;
+    };
+    model.functions[f].params.iter().any(|p| {
+        p.name == name
+            && p.default
+                .as_deref()
+                .is_some_and(|d| NULL_WORDS.contains(&d.trim()))
     })
 }
 

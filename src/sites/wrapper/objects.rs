@@ -2,7 +2,7 @@
 //! returns, and the literal arguments that turn a wrapper's lock off.
 
 use super::Wrapper;
-use crate::model::{Call, FileModel};
+use crate::model::{Call, FileModel, FALSE_WORDS, TRUE_WORDS};
 use crate::sites::library::Binding;
 use crate::sites::ObjectMethods;
 
@@ -50,12 +50,10 @@ pub(super) fn switched_off(call: &Call, w: &Wrapper) -> bool {
     let Some(arg) = call.keyword(name).or_else(|| call.positional(*i)) else {
         return false;
     };
-    const TRUE: &[&str] = &["True", "true"];
-    const FALSE: &[&str] = &["False", "false", "None", "nil", "null", "undefined"];
     let text = arg.text.trim();
     if *on {
-        TRUE.contains(&text)
+        TRUE_WORDS.contains(&text)
     } else {
-        FALSE.contains(&text)
+        FALSE_WORDS.contains(&text)
     }
 }

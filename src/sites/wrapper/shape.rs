@@ -3,7 +3,7 @@
 
 use super::simple_name;
 use crate::lang::profile::profile;
-use crate::model::{mentions, Conditional, Exit, Function, Language};
+use crate::model::{mentions, Conditional, Exit, Function, Language, FALSE_WORDS, TRUE_WORDS};
 use crate::sites::{resolve, FileAnalysis, LockSite};
 
 /// The parameters a caller passes (not `self` / `cls`).
@@ -183,8 +183,6 @@ impl<'f> Shape<'f> {
     /// lock is taken unless a caller passes the other value, so the test is a
     /// switch its callers turn off (index, name, whether a true value does).
     pub(super) fn default_switch(&self, site: &LockSite) -> Option<(usize, String, bool)> {
-        const FALSY: &[&str] = &["False", "false", "None", "nil", "null", "undefined"];
-        const TRUTHY: &[&str] = &["True", "true"];
         let c = self
             .conditionals
             .iter()
@@ -200,9 +198,9 @@ impl<'f> Shape<'f> {
         let i = self.params.iter().position(|p| *p == name)?;
         let default = self.defaults.get(i).copied().flatten()?.trim();
         let taken = if negated {
-            FALSY.contains(&default)
+            FALSE_WORDS.contains(&default)
         } else {
-            TRUTHY.contains(&default)
+            TRUE_WORDS.contains(&default)
         };
         // Taken when the test holds: the other value turns it off.
         taken.then(|| (i, name.to_string(), negated))
