@@ -360,7 +360,10 @@ def score_repo(labels: Labels, check: dict, audit: dict, check_rc: int) -> RepoS
             continue
         lang = language_of(path)
         anchor = f.get("site_line") or f.get("line")
-        site = _nearest(prod_sites, path, anchor, also_release=not f.get("site_line"))
+        # A finding with no site of its own (an unpaired release: `site_line` is its own
+        # line) may sit on a labeled release line.
+        no_site = not f.get("site_line") or f.get("site_line") == f.get("line")
+        site = _nearest(prod_sites, path, anchor, also_release=no_site)
         counts = score.rules[(lang, code)]
         if site is not None:
             verdict = site.rules.get(code)

@@ -5,7 +5,7 @@
 //! and `execute_command("SET", k, v, "NX")` all become one [`Command`], so the
 //! Redis rules are written once. Lua scripts contribute the commands they run.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::script::{defined_invocations, expand_script, flatten, script_invocations};
 use super::{receiver, resolve};
@@ -329,18 +329,33 @@ pub fn commands(
             call.func
         }
     };
-    let proven: std::collections::HashSet<(&str, usize, Option<usize>)> = model
-        .calls
-        .iter()
-        .zip(&matched)
-        .filter_map(|(call, m)| {
-            let (api_id, _) = m.as_ref()?;
-            let api = &catalog.apis[*api_id];
-            matches!(api.kind, ApiKind::Command(_)).then_some(())?;
-            let recv = call.receiver.as_deref()?.text.as_str();
-            Some((recv, api.library, scope(call, recv)))
-        })
-        .collect();
+    // A local bound to a factory's result (`client = redis_instance()`): once
+    // one such result sends a library's commands, the factory's results in the
+    // file's other functions are that library's clients too.
+    let factory = |call: &Call, recv: &str| -> Option<&str> {
+        scope(call, recv)?;
+        let bound = model.lookup(recv, call.func, call.span.start)?;
+        let made = model.call(bound.value.peel().as_call()?);
+        Some(made.callee.as_str())
+    };
+    let mut proven: HashSet<(&str, usize, Option<usize>)> = HashSet::new();
+    let mut factories: HashSet<(&str, usize)> = HashSet::new();
+    for (call, m) in model.calls.iter().zip(&matched) {
+        let Some((api_id, _)) = m.as_ref() else {
+            continue;
+        };
+        let api = &catalog.apis[*api_id];
+        let Some(recv) = call.receiver.as_deref().map(|r| r.text.as_str()) else {
+            continue;
+        };
+        if !matches!(api.kind, ApiKind::Command(_)) {
+            continue;
+        }
+        proven.insert((recv, api.library, scope(call, recv)));
+        if let Some(f) = factory(call, recv) {
+            factories.insert((f, api.library));
+        }
+    }
     for (call, m) in model.calls.iter().zip(matched) {
         let found = m.or_else(|| {
             let recv = call.receiver.as_deref()?.text.as_str();
@@ -350,16 +365,16 @@ pub fn commands(
                 .copied()
                 .find_map(|id| {
                     let api = &catalog.apis[id];
-                    let shown = proven.contains(&(recv, api.library, scope(call, recv)))
-                        && api.methods.contains(&call.name)
-                        && matches!(api.kind, ApiKind::Command(_));
-                    shown.then(|| {
-                        let lib = &catalog.library_of(api).name;
-                        (
-                            id,
-                            format!("`{recv}` sends {lib} commands elsewhere in this file"),
-                        )
-                    })
+                    if !api.methods.contains(&call.name) || !matches!(api.kind, ApiKind::Command(_))
+                    {
+                        return None;
+                    }
+                    let lib = &catalog.library_of(api).name;
+                    if proven.contains(&(recv, api.library, scope(call, recv))) {
+                        return Some((id, format!("`{recv}` sends {lib} commands elsewhere in this file")));
+                    }
+                    let f = factory(call, recv).filter(|f| factories.contains(&(*f, api.library)))?;
+                    Some((id, format!("`{recv}` comes from `{f}()`, whose result sends {lib} commands elsewhere in this file")))
                 })
         });
         let Some((api_id, evidence)) = found else {
