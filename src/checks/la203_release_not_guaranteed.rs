@@ -253,21 +253,6 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
         if site.guarded {
             continue;
         }
-        // A wrapper's call is released through the object it locked with; a
-        // never-released wrapper lock is the wrapper's own business.
-        let releases: Vec<Span> = if site.via.is_some() {
-            wrapper::paired_releases(model, site)
-                .into_iter()
-                .map(|c| c.span)
-                .collect()
-        } else {
-            site.releases
-                .iter()
-                .map(|&i| &fa.releases[i])
-                .filter(|rel| rel.func == site.func)
-                .map(|rel| rel.span)
-                .collect()
-        };
         if site.via.is_none() && site.releases.is_empty() {
             if site.expects_release
                 && !escapes(fa, site)
@@ -288,6 +273,21 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
             }
             continue;
         }
+        // A wrapper's call is released through the object it locked with; a
+        // never-released wrapper lock is the wrapper's own business.
+        let releases: Vec<Span> = if site.via.is_some() {
+            wrapper::paired_releases(model, site)
+                .into_iter()
+                .map(|c| c.span)
+                .collect()
+        } else {
+            site.releases
+                .iter()
+                .map(|&i| &fa.releases[i])
+                .filter(|rel| rel.func == site.func)
+                .map(|rel| rel.span)
+                .collect()
+        };
         let names = acquisition_names(model, site);
         for rel in releases {
             if rel.start < site.span.end {

@@ -28,6 +28,10 @@ pub struct Profile {
     /// The class method that builds an object (Ruby's `Lease.new(..)`), where
     /// callers do not call the class itself (`Lease(..)`, `new Lease(..)`).
     pub builder: Option<&'static str>,
+    /// The prefix of a function that builds the type its name goes on to
+    /// spell, by convention (Go's `NewMutex(..)` returns a `Mutex`,
+    /// `manager.NewMutex(..)` too, whatever `manager` is).
+    pub constructor_prefix: Option<&'static str>,
     /// Any call may raise (exceptions); otherwise errors are values and only
     /// the exits of `early_exits` leave a function early.
     pub calls_may_raise: bool,
@@ -93,6 +97,7 @@ const C_STYLE: Profile = Profile {
     constructors: &["constructor"],
     class_named_constructor: false,
     builder: None,
+    constructor_prefix: None,
     calls_may_raise: true,
     early_exits: ALL_EXITS,
     module_is_folder: false,
@@ -213,6 +218,7 @@ static GO: Profile = Profile {
     early_exits: &[ExitKind::Return],
     module_is_folder: true,
     package_scope: true,
+    constructor_prefix: Some("New"),
     duration_names: &[
         ("Nanosecond", 1e-6),
         ("Microsecond", 1e-3),

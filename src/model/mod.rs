@@ -352,7 +352,11 @@ pub struct Block {
 /// Literal spellings, for text the model keeps unparsed (a parameter's default).
 pub const TRUE_WORDS: &[&str] = &["True", "true"];
 pub const NULL_WORDS: &[&str] = &["None", "nil", "null", "undefined"];
-pub const FALSE_WORDS: &[&str] = &["False", "false", "None", "nil", "null", "undefined"];
+
+/// Is `text` a literal that counts as false: `False` / `false` or a null?
+pub fn falsy(text: &str) -> bool {
+    ["False", "false"].contains(&text) || NULL_WORDS.contains(&text)
+}
 
 /// A function parameter, with its type annotation if it has one.
 #[derive(Debug, Clone, PartialEq)]

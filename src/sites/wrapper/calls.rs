@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::{class_of, resolve, simple_name, Wrapper};
 use crate::lang::profile::profile;
-use crate::model::{Call, FileModel, Language};
+use crate::model::{Assign, Call, FileModel, Language};
 
 /// Shortest name part that may stand for a whole class name (`store` would
 /// match every `*Store`).
@@ -113,6 +113,28 @@ fn related(name: &str, class: &str) -> Option<u8> {
     }
 }
 
+/// The assignments that bind `name` where `call` is made: a local, or a
+/// field declared at class level or assigned through `self.x` / `this.x`.
+fn bindings<'m>(model: &'m FileModel, call: &Call, name: &'m str) -> Vec<&'m Assign> {
+    let fields = model.assigns.iter().filter(|a| {
+        (a.func.is_none() || a.target.contains('.'))
+            && a.target.rsplit(['.', ':']).next() == Some(name)
+    });
+    (model.lookup(name, call.func, call.span.start).into_iter())
+        .chain(fields)
+        .collect()
+}
+
+/// The types `name` is declared with where `call` is made (a local, a
+/// field, a parameter).
+fn declared_types<'m>(model: &'m FileModel, call: &Call, name: &'m str) -> Vec<&'m str> {
+    let param = model.function_param(call.func, name);
+    (bindings(model, call, name).into_iter())
+        .filter_map(|a| a.ty.as_deref())
+        .chain(param.and_then(|p| p.ty.as_deref()))
+        .collect()
+}
+
 /// The names a receiver goes by in `model`: its last segment, the types it
 /// is declared with (a local, a parameter, a field) and the constructor it
 /// was built with; each with where a qualified type comes from, as `home`
@@ -132,29 +154,43 @@ fn receiver_names<'m>(
                 Some((last, parts.next().map_or(Place::Home, home)))
             })
     };
-    let bindings = model
-        .lookup(last, call.func, call.span.start)
-        .into_iter()
-        // Fields: declared at class level or assigned through `self.x` / `this.x`.
-        .chain(model.assigns.iter().filter(|a| {
-            (a.func.is_none() || a.target.contains('.'))
-                && a.target.rsplit(['.', ':']).next() == Some(last)
-        }));
-    for a in bindings {
-        out.extend(a.ty.as_deref().into_iter().flat_map(idents));
-        if let Some(id) = a.value.peel().as_call() {
-            // `concurrency.NewMutex(..)` is another package's constructor.
-            let callee = &model.call(id).callee;
-            let mut parts = callee.rsplit(['.', ':']).filter(|p| !p.is_empty()).skip(1);
-            let place = parts.next().map_or(Place::Home, home);
-            out.push((simple_name(callee), place));
-        }
-    }
-    if let Some(ty) = model
-        .function_param(call.func, last)
-        .and_then(|p| p.ty.as_deref())
-    {
-        out.extend(idents(ty));
+    out.extend(
+        declared_types(model, call, last)
+            .into_iter()
+            .flat_map(idents),
+    );
+    for a in bindings(model, call, last) {
+        let Some(id) = a.value.peel().as_call() else {
+            continue;
+        };
+        // `concurrency.NewMutex(..)` is another package's constructor.
+        let callee = &model.call(id).callee;
+        let mut parts = callee.rsplit(['.', ':']).filter(|p| !p.is_empty()).skip(1);
+        let qualifier = parts.next();
+        let name = simple_name(callee);
+        out.push((name, qualifier.map_or(Place::Home, home)));
+        // `manager.NewMutex(..)` builds a `Mutex` of the package an import
+        // names, or of the package of the type `manager` is declared with
+        // (`lock.MutexManager`); a bare `NewMutex(..)` of this package.
+        let built = (profile(model.language).constructor_prefix)
+            .and_then(|prefix| name.strip_prefix(prefix))
+            .filter(|ty| ty.starts_with(|c: char| c.is_ascii_uppercase()));
+        let Some(ty) = built else {
+            continue;
+        };
+        let imported = |q: &str| {
+            (model.imports.iter())
+                .any(|i| i.alias.as_deref() == Some(q) || package_of(i) == Some(q))
+        };
+        let place = match qualifier {
+            None => Some(Place::Home),
+            Some(q) if imported(q) => Some(home(q)),
+            Some(q) => (declared_types(model, call, q).into_iter())
+                .flat_map(idents)
+                .next()
+                .map(|(_, place)| place),
+        };
+        out.extend(place.map(|place| (ty, place)));
     }
     out
 }

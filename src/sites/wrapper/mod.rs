@@ -465,6 +465,9 @@ pub fn sites_for_calls(
                 });
                 continue;
             }
+            // A call the catalog already knows (redsync's own `mutex.Lock()`
+            // beside its `Mutex.Lock` method) is that site, not a second one.
+            _ if sites.iter().any(|s| s.call == site.call) => continue,
             _ => {}
         }
         sites.push(site);

@@ -2,7 +2,7 @@
 //! returns, and the literal arguments that turn a wrapper's lock off.
 
 use super::Wrapper;
-use crate::model::{Call, FileModel, FALSE_WORDS, TRUE_WORDS};
+use crate::model::{falsy, Call, FileModel, TRUE_WORDS};
 use crate::sites::library::Binding;
 use crate::sites::ObjectMethods;
 
@@ -54,6 +54,6 @@ pub(super) fn switched_off(call: &Call, w: &Wrapper) -> bool {
     if *on {
         TRUE_WORDS.contains(&text)
     } else {
-        FALSE_WORDS.contains(&text)
+        falsy(text)
     }
 }

@@ -3,7 +3,7 @@
 
 use super::simple_name;
 use crate::lang::profile::profile;
-use crate::model::{mentions, Conditional, Exit, Function, Language, FALSE_WORDS, TRUE_WORDS};
+use crate::model::{falsy, mentions, Conditional, Exit, Function, Language, TRUE_WORDS};
 use crate::sites::{resolve, FileAnalysis, LockSite};
 
 /// The parameters a caller passes (not `self` / `cls`).
@@ -198,7 +198,7 @@ impl<'f> Shape<'f> {
         let i = self.params.iter().position(|p| *p == name)?;
         let default = self.defaults.get(i).copied().flatten()?.trim();
         let taken = if negated {
-            FALSE_WORDS.contains(&default)
+            falsy(default)
         } else {
             TRUE_WORDS.contains(&default)
         };
