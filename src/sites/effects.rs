@@ -353,9 +353,10 @@ fn protection_of(
     if tokens.iter().any(|t| mentions(&text, t)) {
         return Some(Protection::Fencing);
     }
-    // A builder chain states the condition before the write: `setData().withVersion(v).forPath(..)`.
+    // A builder chain states the condition before the write: `setData().withVersion(v).forPath(..)`;
+    // a method may name it (`UpdateOptLock`: a version-checked update).
     let chain = call.receiver.as_deref().map_or("", |r| r.text.as_str());
-    let up = format!("{text} {chain}").to_ascii_uppercase();
+    let up = format!("{text} {chain} {}", call.name).to_ascii_uppercase();
     let sql = sql_of(model, call);
     let conditional_sql = sql.as_deref().is_some_and(|s| {
         let after_where = s.find(" WHERE ").map_or("", |i| &s[i..]);
