@@ -118,6 +118,7 @@ pub static TABLE: NodeTable = NodeTable {
     import_calls: &[],
     params: simple_params,
     heredoc: None,
+    mend: None,
 };
 
 /// `// text` / `/* text */` → `text`.

@@ -116,6 +116,7 @@ pub static TABLE: NodeTable = NodeTable {
     import_calls: &[],
     params: simple_params,
     heredoc: None,
+    mend: None,
 };
 
 /// `import a.b.C;` / `import a.b.*;` / `import static a.b.C.m;`

@@ -9,7 +9,7 @@ use super::{node_text, push_import, simple_params};
 use crate::model::{ExitKind, Import, Language};
 
 macro_rules! js_table {
-    ($lang:expr, $grammar:expr) => {
+    ($lang:expr, $grammar:expr, $mend:expr) => {
         NodeTable {
             language: $lang,
             grammar: $grammar,
@@ -122,19 +122,83 @@ macro_rules! js_table {
             import_calls: &["require"],
             params: simple_params,
             heredoc: None,
+            mend: $mend,
         }
     };
 }
 
-pub static JAVASCRIPT: NodeTable =
-    js_table!(Language::JavaScript, || tree_sitter_javascript::LANGUAGE
-        .into());
-pub static TYPESCRIPT: NodeTable = js_table!(Language::TypeScript, || {
-    tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into()
-});
-pub static TSX: NodeTable = js_table!(Language::TypeScript, || {
-    tree_sitter_typescript::LANGUAGE_TSX.into()
-});
+pub static JAVASCRIPT: NodeTable = js_table!(
+    Language::JavaScript,
+    || tree_sitter_javascript::LANGUAGE.into(),
+    None
+);
+pub static TYPESCRIPT: NodeTable = js_table!(
+    Language::TypeScript,
+    || tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+    Some(blank_template_type_args)
+);
+pub static TSX: NodeTable = js_table!(
+    Language::TypeScript,
+    || tree_sitter_typescript::LANGUAGE_TSX.into(),
+    Some(blank_template_type_args)
+);
+
+/// Longest type argument list [`blank_template_type_args`] looks back over.
+const MAX_TYPE_ARGS: usize = 400;
+
+/// Type arguments of a tagged template (`` tx.$queryRaw<Row[]>`SELECT ..` ``,
+/// valid TypeScript since 2.9), which tree-sitter-typescript 0.23 reads as
+/// comparisons (`a < Row[] > `..``) or patches with a missing `!`, losing
+/// the call: blanked to spaces (newlines kept) so the tag is called with the
+/// template. Only a `<..>` right after a name and before a backtick, whose
+/// first character may start a type, is touched.
+fn blank_template_type_args(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    let mut out: Option<Vec<u8>> = None;
+    for (tick, _) in text.match_indices('`') {
+        let spaces = (b[..tick].iter().rev())
+            .take_while(|c| c.is_ascii_whitespace())
+            .count();
+        let end = tick - spaces;
+        // `>` but not an arrow's `=>`.
+        if end < 2 || b[end - 1] != b'>' || b[end - 2] == b'=' {
+            continue;
+        }
+        let close = end - 1;
+        let mut depth = 0usize;
+        let mut open = None;
+        for k in (close.saturating_sub(MAX_TYPE_ARGS)..=close).rev() {
+            match b[k] {
+                b'>' if k == 0 || b[k - 1] != b'=' => depth += 1,
+                b'<' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        open = Some(k);
+                        break;
+                    }
+                }
+                b'`' | b';' => break,
+                _ => {}
+            }
+        }
+        let Some(open) = open.filter(|&o| o > 0) else {
+            continue;
+        };
+        let named = b[open - 1].is_ascii_alphanumeric() || matches!(b[open - 1], b'_' | b'$');
+        let first = b[open + 1..close].iter().find(|c| !c.is_ascii_whitespace());
+        let typed = first.is_some_and(|c| c.is_ascii_alphabetic() || b"{[('\"".contains(c));
+        if !(named && typed) {
+            continue;
+        }
+        let o = out.get_or_insert_with(|| b.to_vec());
+        for c in &mut o[open..=close] {
+            if !matches!(*c, b'\n' | b'\r') {
+                *c = b' ';
+            }
+        }
+    }
+    out.and_then(|o| String::from_utf8(o).ok())
+}
 
 /// `import X, { a as b } from 'mod'`: `mod` bound to `X`, `mod.a` bound to `b`.
 fn imports(node: Node, src: &str, out: &mut Vec<Import>) {

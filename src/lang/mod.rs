@@ -92,6 +92,8 @@ fn lower_with(
         Language::TypeScript => &javascript::TYPESCRIPT,
         Language::Ruby => &ruby::TABLE,
     };
+    let mended = table.mend.and_then(|mend| mend(text));
+    let text = mended.as_deref().unwrap_or(text);
     PARSER.with(|p| {
         let mut parser = p.borrow_mut();
         let grammar = std::ptr::from_ref(table) as usize;

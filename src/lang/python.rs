@@ -69,6 +69,7 @@ pub static TABLE: NodeTable = NodeTable {
     import_calls: &["__import__", "import_module"],
     params,
     heredoc: None,
+    mend: None,
 };
 
 /// `import a.b as c` → (a.b, c); `from a import b as c` → (a.b, c).

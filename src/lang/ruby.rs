@@ -95,6 +95,7 @@ pub static TABLE: NodeTable = NodeTable {
         marker: "heredoc_beginning",
         bodies: heredoc_bodies,
     }),
+    mend: None,
 };
 
 fn params(node: Node, src: &str) -> Vec<Param> {

@@ -107,6 +107,10 @@ pub struct NodeTable {
     pub params: fn(Node, &str) -> Vec<Param>,
     /// Heredocs whose body is not inside the expression (Ruby).
     pub heredoc: Option<Heredoc>,
+    /// Rewrites valid code the grammar misreads into code it reads the same
+    /// way, byte for byte the same length (so every offset holds); `None`
+    /// when nothing needed it.
+    pub mend: Option<fn(&str) -> Option<String>>,
 }
 
 /// A string whose body follows its use (Ruby `<<~LUA`): the marker's kind,
