@@ -33,6 +33,7 @@ pub fn may_call(
 /// receiver `RateLimit`; a `RunLocker` is reached as `runLock` or `runLocker`.
 pub fn module_spellings(w: &Wrapper) -> Vec<String> {
     let mut out = vec![w.stem.clone(), w.stem.replace('_', "")];
+    out.extend(w.bases.iter().cloned());
     if let Some(class) = &w.class {
         out.push(class.clone());
         let stem = type_stem(class);
@@ -135,6 +136,18 @@ fn declared_types<'m>(model: &'m FileModel, call: &Call, name: &'m str) -> Vec<&
         .collect()
 }
 
+/// The type names a declared type spells (`Map<String, lock.Mutex>`), each
+/// with where its qualifier places it.
+fn type_names<'m>(ty: &'m str, home: &dyn Fn(&str) -> Place) -> Vec<(&'m str, Place)> {
+    ty.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == ':'))
+        .filter_map(|name| {
+            let mut parts = name.rsplit(['.', ':']).filter(|p| !p.is_empty());
+            let last = parts.next()?;
+            Some((last, parts.next().map_or(Place::Home, home)))
+        })
+        .collect()
+}
+
 /// The names a receiver goes by in `model`: its last segment, the types it
 /// is declared with (a local, a parameter, a field) and the constructor it
 /// was built with; each with where a qualified type comes from, as `home`
@@ -146,14 +159,7 @@ fn receiver_names<'m>(
     home: &dyn Fn(&str) -> Place,
 ) -> Vec<(&'m str, Place)> {
     let mut out = vec![(last, Place::Home)];
-    let idents = |ty: &'m str| {
-        ty.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == ':'))
-            .filter_map(|name| {
-                let mut parts = name.rsplit(['.', ':']).filter(|p| !p.is_empty());
-                let last = parts.next()?;
-                Some((last, parts.next().map_or(Place::Home, home)))
-            })
-    };
+    let idents = |ty: &'m str| type_names(ty, home);
     out.extend(
         declared_types(model, call, last)
             .into_iter()
@@ -359,7 +365,18 @@ pub(super) fn calls_wrapper(
                 let untyped = names.iter().all(|(n, _)| {
                     ident(n) && n.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
                 });
-                by_name.or_else(|| (untyped && distinctive(w)).then_some(1))
+                // Declared as a base of the wrapper's class (an interface or
+                // abstract class of the project; its constructor would be no
+                // implementation).
+                let by_base = (declared_types(model, call, last).into_iter())
+                    .flat_map(|ty| type_names(ty, &home))
+                    .any(|(n, place)| {
+                        !matches!(place, Place::Foreign) && w.bases.iter().any(|b| b == n)
+                    })
+                    .then_some(2);
+                by_name
+                    .max(by_base)
+                    .or_else(|| (untyped && distinctive(w)).then_some(1))
             }
         }
     }

@@ -58,6 +58,10 @@ pub struct Wrapper {
     /// takes a local lock instead): index, name, and the value that does.
     #[serde(default)]
     pub switch: Option<(usize, String, bool)>,
+    /// The bases of `class` declared in the project (an interface, an
+    /// abstract class), as which callers may hold an instance of it.
+    #[serde(default)]
+    pub bases: Vec<String>,
     /// A subclass's copy of its base class's wrapper (see [`inherited`]),
     /// called through the subclass's name from elsewhere.
     #[serde(default)]
@@ -267,6 +271,7 @@ fn wrapper(fa: &FileAnalysis, path: &Path, f: &Function, site: &LockSite, line: 
         stem: super::module_name(path, fa.model.language),
         dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
         class: class_of(&f.name).map(str::to_string),
+        bases: project_bases(fa.model, path, class_of(&f.name)),
         line,
         key_param: key_param(f, fa.model.language, site),
         guard: false,
@@ -276,6 +281,32 @@ fn wrapper(fa: &FileAnalysis, path: &Path, f: &Function, site: &LockSite, line: 
         inherited: false,
         site: template(site, fa.model),
     }
+}
+
+/// The bases of `class` declared in the project, which callers may hold an
+/// instance as (`MySemaphore sem = factory.create(..)` for `class
+/// MyCuratorSemaphore extends MySemaphore`): not imported (the same package),
+/// imported relatively, or from a package whose folders hold `path`. A
+/// library's base (`java.util.concurrent.locks.Lock`) is every lock's.
+fn project_bases(model: &FileModel, path: &Path, class: Option<&str>) -> Vec<String> {
+    let Some(bases) = class.and_then(|c| model.supers.get(c)) else {
+        return Vec::new();
+    };
+    let dir = path
+        .parent()
+        .map(|d| d.to_string_lossy().replace('\\', "/"))
+        .unwrap_or_default();
+    let declared_here = |base: &String| {
+        let import = model.imports.iter().find(|i| {
+            i.alias.as_ref() == Some(base) || i.path.rsplit(['.', '/', ':']).next() == Some(base)
+        });
+        import.is_none_or(|i| {
+            let folder = i.path.replace("::", "/").replace('.', "/");
+            let folder = folder.rsplit_once('/').map_or("", |(f, _)| f);
+            i.path.starts_with('.') || (!folder.is_empty() && dir.contains(folder))
+        })
+    };
+    bases.iter().filter(|b| declared_here(b)).cloned().collect()
 }
 
 /// Which of `f`'s parameters (index among those a caller passes, name) the
