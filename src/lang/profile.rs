@@ -32,6 +32,9 @@ pub struct Profile {
     /// spell, by convention (Go's `NewMutex(..)` returns a `Mutex`,
     /// `manager.NewMutex(..)` too, whatever `manager` is).
     pub constructor_prefix: Option<&'static str>,
+    /// Locals, fields or parameters may declare a type (annotations count):
+    /// a receiver can be held as an interface or base class.
+    pub declared_types: bool,
     /// Any call may raise (exceptions); otherwise errors are values and only
     /// the exits of `early_exits` leave a function early.
     pub calls_may_raise: bool,
@@ -98,6 +101,7 @@ const C_STYLE: Profile = Profile {
     class_named_constructor: false,
     builder: None,
     constructor_prefix: None,
+    declared_types: true,
     calls_may_raise: true,
     early_exits: ALL_EXITS,
     module_is_folder: false,
@@ -140,6 +144,7 @@ static RUBY: Profile = Profile {
     constructors: &["initialize"],
     class_named_constructor: false,
     builder: Some("new"),
+    declared_types: false,
     self_params: &["self"],
     duration_calls: &[
         // ActiveSupport's Numeric durations, singular and plural.

@@ -4,7 +4,9 @@
 //! `redis.call(...)` / `redis.pcall(...)` and the arguments it passes
 //! (`KEYS[n]`, `ARGV[n]`, string literals). A command is *guarded* when an
 //! earlier `GET` of the same key has been compared (`==` / `~=`) with an
-//! `ARGV`: the compare-and-delete shape recommended on redis.io.
+//! `ARGV`: the compare-and-delete shape recommended on redis.io. A `SET`
+//! of a key the script has already tested with `EXISTS` is a `SET .. NX`:
+//! the script runs atomically, so the test decides who sets it.
 
 /// One argument of a `redis.call`.
 #[derive(Debug, Clone, PartialEq)]
@@ -136,6 +138,8 @@ pub fn analyze(src: &str) -> Vec<LuaCommand> {
         _ => None,
     };
     let mut compared = false;
+    // Keys tested with `EXISTS` so far.
+    let mut tested: Vec<LuaArg> = Vec::new();
     let mut i = 0;
     while i < toks.len() {
         if let (Some(Tok::Name(n)), true, Some((arg, _))) = (
@@ -211,9 +215,30 @@ pub fn analyze(src: &str) -> Vec<LuaCommand> {
                     get_locals.push(l);
                 }
             }
+            let mut args = args[1..].to_vec();
+            let key = args
+                .first()
+                .filter(|k| !matches!(k, LuaArg::Other(_)))
+                .cloned();
+            match (name.as_str(), key) {
+                ("EXISTS", Some(key)) => tested.push(key),
+                // An owner the caller passes (`ARGV[1]`), not a value the
+                // script computed (`if EXISTS(counter) == 0 then SET counter
+                // total` fills a cache).
+                ("SET", Some(key))
+                    if tested.contains(&key) && matches!(args.get(1), Some(LuaArg::Argv(_))) =>
+                {
+                    let nx =
+                        |a: &LuaArg| matches!(a, LuaArg::Str(s) if s.eq_ignore_ascii_case("NX"));
+                    if !args.iter().any(nx) {
+                        args.push(LuaArg::Str("NX".into()));
+                    }
+                }
+                _ => {}
+            }
             out.push(LuaCommand {
                 name,
-                args: args[1..].to_vec(),
+                args,
                 guarded: compared,
             });
         }
@@ -225,6 +250,26 @@ pub fn analyze(src: &str) -> Vec<LuaCommand> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn set_after_exists_of_the_same_key_is_set_nx() {
+        let src = r#"local task = KEYS[1]
+            if redis.call("exists", task) == 1 then return {"busy"} end
+            redis.call("set", task, ARGV[1])
+            redis.call("set", KEYS[2], ARGV[1])
+            if redis.call("exists", KEYS[3]) == 0 then
+              redis.call("set", KEYS[3], total, "EX", 60) end"#;
+        let cmds = analyze(src);
+        assert_eq!(cmds.len(), 5);
+        // A computed value filling a counter: no lock.
+        assert_eq!(cmds[4].args.len(), 4);
+        assert_eq!(
+            cmds[1].args,
+            vec![LuaArg::Key(1), LuaArg::Argv(1), LuaArg::Str("NX".into())]
+        );
+        // Another key, never tested: a plain SET.
+        assert_eq!(cmds[2].args, vec![LuaArg::Key(2), LuaArg::Argv(1)]);
+    }
 
     #[test]
     fn compare_and_delete_is_guarded() {

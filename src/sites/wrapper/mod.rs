@@ -20,6 +20,7 @@ mod shape;
 
 use super::{resolve, FileAnalysis, LockObject, LockSite, ObjectMethods, Ttl, Wait};
 use crate::catalog::Scope;
+use crate::lang::profile::profile;
 use crate::model::{mentions, Call, Expr, FileModel, FuncId, Function, GuardKind, Language, Span};
 use calls::calls_wrapper;
 pub use calls::{distinctive, may_call, module_spellings};
@@ -191,7 +192,7 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
         let f = &fa.model.functions[func];
         let shape = shapes.entry(func).or_insert_with(|| Shape::new(fa, f));
         let default_switch = shape.default_switch(site);
-        if shape.on_request(site) && default_switch.is_none() {
+        if shape.on_request(fa, site) && default_switch.is_none() {
             continue;
         }
         let (helper, guard, returns) = shape.helper(fa, site);
@@ -287,9 +288,12 @@ fn wrapper(fa: &FileAnalysis, path: &Path, f: &Function, site: &LockSite, line: 
 /// instance as (`MySemaphore sem = factory.create(..)` for `class
 /// MyCuratorSemaphore extends MySemaphore`): not imported (the same package),
 /// imported relatively, or from a package whose folders hold `path`. A
-/// library's base (`java.util.concurrent.locks.Lock`) is every lock's.
+/// library's base (`java.util.concurrent.locks.Lock`) is every lock's. None
+/// where nothing declares a type (Ruby: every `< BaseService` file would be
+/// read for callers no receiver can show).
 fn project_bases(model: &FileModel, path: &Path, class: Option<&str>) -> Vec<String> {
-    let Some(bases) = class.and_then(|c| model.supers.get(c)) else {
+    let typed = profile(model.language).declared_types;
+    let Some(bases) = class.and_then(|c| model.supers.get(c)).filter(|_| typed) else {
         return Vec::new();
     };
     let dir = path

@@ -140,11 +140,15 @@ impl<'f> Shape<'f> {
         let yields = self.last_yield.is_some_and(|at| at > site.span.start);
         let guard = calls_param || yields;
         let result = fa.model.call(site.result_call).usage.bound_names();
+        // An ORM query's site is the call that runs it (`result = await
+        // session.execute(query)`): what that call's result is bound to.
+        let runner = (fa.model.calls_starting_in(site.func, site.span).into_iter())
+            .find(|c| c.span == site.span && c.id != site.result_call)
+            .map(|c| c.usage.bound_names())
+            .unwrap_or_default();
         let returns = self.exits.iter().any(|e| {
             e.span.contains(site.span)
-                || result
-                    .iter()
-                    .copied()
+                || (result.iter().chain(&runner).copied())
                     .chain(site.handle.as_deref())
                     .any(|n| mentions(&e.value, n))
         });
@@ -209,10 +213,14 @@ impl<'f> Shape<'f> {
     /// Is the acquisition taken only when a parameter says so
     /// (`if for_update: q = q.with_for_update()`)? Then a call locks nothing
     /// unless its caller asks, which the call's arguments decide, not the helper.
-    pub(super) fn on_request(&self, site: &LockSite) -> bool {
+    /// The lock clause counts where it is written, not only where the query
+    /// runs (`if for_update: q = q.with_for_update()` then `session.execute(q)`).
+    pub(super) fn on_request(&self, fa: &FileAnalysis, site: &LockSite) -> bool {
+        let written = fa.model.call(site.call).span;
         self.conditionals.iter().any(|c| {
-            c.stmt.contains(site.span)
-                && !c.cond.contains(site.span)
+            [site.span, written]
+                .iter()
+                .any(|&at| c.stmt.contains(at) && !c.cond.contains(at))
                 && self.params.iter().any(|p| mentions(&c.text, p))
         })
     }
