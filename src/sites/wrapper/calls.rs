@@ -149,22 +149,19 @@ fn type_names<'m>(ty: &'m str, home: &dyn Fn(&str) -> Place) -> Vec<(&'m str, Pl
 }
 
 /// The names a receiver goes by in `model`: its last segment, the types it
-/// is declared with (a local, a parameter, a field) and the constructor it
-/// was built with; each with where a qualified type comes from, as `home`
+/// is declared with (`declared`: a local, a parameter, a field) and the
+/// constructor it was built with; each with where a qualified type comes from, as `home`
 /// places its qualifier (`sync.Mutex` for a wrapper of package `locking`).
 fn receiver_names<'m>(
     model: &'m FileModel,
     call: &Call,
     last: &'m str,
+    declared: &[(&'m str, Place)],
     home: &dyn Fn(&str) -> Place,
 ) -> Vec<(&'m str, Place)> {
     let mut out = vec![(last, Place::Home)];
+    out.extend_from_slice(declared);
     let idents = |ty: &'m str| type_names(ty, home);
-    out.extend(
-        declared_types(model, call, last)
-            .into_iter()
-            .flat_map(idents),
-    );
     for a in bindings(model, call, last) {
         let Some(id) = a.value.peel().as_call() else {
             continue;
@@ -342,7 +339,10 @@ pub(super) fn calls_wrapper(
                 };
                 // A declared type or constructor outweighs the receiver's name:
                 // `mutex sync.Mutex` is no `RedisMutex` whatever it is called.
-                let names = receiver_names(model, call, last, &home);
+                let declared: Vec<(&str, Place)> = (declared_types(model, call, last).into_iter())
+                    .flat_map(|ty| type_names(ty, &home))
+                    .collect();
+                let names = receiver_names(model, call, last, &declared, &home);
                 let known = match names.len() {
                     1 if unexported => return None,
                     1 => &names[..],
@@ -368,9 +368,8 @@ pub(super) fn calls_wrapper(
                 // Declared as a base of the wrapper's class (an interface or
                 // abstract class of the project; its constructor would be no
                 // implementation).
-                let by_base = (declared_types(model, call, last).into_iter())
-                    .flat_map(|ty| type_names(ty, &home))
-                    .any(|(n, place)| {
+                let by_base = (declared.iter())
+                    .any(|&(n, place)| {
                         !matches!(place, Place::Foreign) && w.bases.iter().any(|b| b == n)
                     })
                     .then_some(2);
