@@ -81,15 +81,16 @@ pub(super) fn script_invocations(
     // A local (`script = r.register_script(S)` in a function) is not another
     // function's same-named local; a field (`this.script`, or a name the
     // class or module declares) is shared.
-    let declared_outside =
-        |v: &str| (model.assigns.iter()).any(|a| a.func.is_none() && a.target == v);
+    let declared_outside = |v: &str| model.lookup(v, None, 0).is_some();
     let local =
         call.func.is_some() && var.is_some_and(|v| !v.contains('.') && !declared_outside(v));
+    let candidates: Vec<&Call> = if local {
+        model.calls_in(call.func).collect()
+    } else {
+        model.calls.iter().collect()
+    };
     let mut out = Vec::new();
-    for c in &model.calls {
-        if local && c.func != call.func {
-            continue;
-        }
+    for c in candidates {
         let on_var = var.is_some() && c.receiver.as_deref().and_then(Expr::as_name) == var;
         let called = var.is_some() && c.receiver.is_none() && Some(c.callee.as_str()) == var;
         let chained = c.receiver_call() == Some(call.id);

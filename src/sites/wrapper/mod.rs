@@ -21,7 +21,9 @@ mod shape;
 use super::{resolve, FileAnalysis, LockObject, LockSite, ObjectMethods, Ttl, Wait};
 use crate::catalog::Scope;
 use crate::lang::profile::profile;
-use crate::model::{mentions, Call, Expr, FileModel, FuncId, Function, GuardKind, Language, Span};
+use crate::model::{
+    mentions, Call, CallId, Expr, FileModel, FuncId, Function, GuardKind, Language, Span,
+};
 use calls::calls_wrapper;
 pub use calls::{distinctive, may_call, module_spellings};
 use classes::{constructed_as, forwards_arguments, released_by_another_method};
@@ -388,6 +390,8 @@ pub fn sites_for_calls(
     sites: &mut Vec<LockSite>,
     objects: &mut Vec<LockObject>,
 ) {
+    // The calls already sites of their own (a library's), looked up per call.
+    let known: HashSet<CallId> = sites.iter().map(|s| s.call).collect();
     for call in &model.calls {
         let Some((_, w)) = wrappers
             .iter()
@@ -471,7 +475,7 @@ pub fn sites_for_calls(
             // Already a site of its own (a typed lock object: `mutex.Lock()` on a
             // `*concurrency.Mutex`, `lock.tryLock(..)` on an `RLock` the factory
             // returned): the factory's call gives it the key it could not see.
-            (Some(Taken::By(c)), _) if sites.iter().any(|s| s.call == c.id) => {
+            (Some(Taken::By(c)), _) if known.contains(&c.id) => {
                 for own in sites
                     .iter_mut()
                     .filter(|s| s.call == c.id && s.key.is_none())
@@ -502,7 +506,7 @@ pub fn sites_for_calls(
             }
             // A call the catalog already knows (redsync's own `mutex.Lock()`
             // beside its `Mutex.Lock` method) is that site, not a second one.
-            _ if sites.iter().any(|s| s.call == site.call) => continue,
+            _ if known.contains(&site.call) => continue,
             _ => {}
         }
         sites.push(site);
