@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::{class_of, resolve, simple_name, Wrapper};
 use crate::lang::profile::profile;
-use crate::model::{Assign, Call, FileModel, Language};
+use crate::model::{Assign, Call, FileModel, Import, Language};
 
 /// Shortest name part that may stand for a whole class name (`store` would
 /// match every `*Store`).
@@ -231,10 +231,10 @@ fn defines_own(model: &FileModel, call: &Call, name: &str) -> bool {
     }
 }
 
-/// Does `model` import `class` by name (`import { Runner } from ..`,
-/// `from locks import Runner`, `import a.b.Runner;`)?
-fn imports_class(model: &FileModel, class: &str) -> bool {
-    model.imports.iter().any(|i| {
+/// The import that brings `class` into `model` by name (`import { Runner }
+/// from ..`, `from locks import Runner`, `import a.b.Runner;`).
+pub(super) fn class_import<'m>(model: &'m FileModel, class: &str) -> Option<&'m Import> {
+    model.imports.iter().find(|i| {
         i.alias.as_deref() == Some(class) || i.path.rsplit(['.', '/', ':']).next() == Some(class)
     })
 }
@@ -313,7 +313,7 @@ pub(super) fn calls_wrapper(
                 // An inherited helper: `this.withLock(..)` in a subclass that
                 // does not define its own.
                 (!defines_own(model, call, &w.name)
-                    && (imports_class(model, class) || inherits(model, call, class)))
+                    && (class_import(model, class).is_some() || inherits(model, call, class)))
                 .then_some(2)
             } else {
                 // A type of the wrapper's package, or of a package above it (an

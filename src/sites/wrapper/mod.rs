@@ -24,7 +24,7 @@ use crate::lang::profile::profile;
 use crate::model::{
     mentions, Call, CallId, Expr, FileModel, FuncId, Function, GuardKind, Language, Span,
 };
-use calls::calls_wrapper;
+use calls::{calls_wrapper, class_import};
 pub use calls::{distinctive, may_call, module_spellings};
 use classes::{constructed_as, forwards_arguments, released_by_another_method};
 pub use inherit::inherited;
@@ -303,10 +303,7 @@ fn project_bases(model: &FileModel, path: &Path, class: Option<&str>) -> Vec<Str
         .map(|d| d.to_string_lossy().replace('\\', "/"))
         .unwrap_or_default();
     let declared_here = |base: &String| {
-        let import = model.imports.iter().find(|i| {
-            i.alias.as_ref() == Some(base) || i.path.rsplit(['.', '/', ':']).next() == Some(base)
-        });
-        import.is_none_or(|i| {
+        class_import(model, base).is_none_or(|i| {
             let folder = i.path.replace("::", "/").replace('.', "/");
             let folder = folder.rsplit_once('/').map_or("", |(f, _)| f);
             i.path.starts_with('.') || (!folder.is_empty() && dir.contains(folder))
