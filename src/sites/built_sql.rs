@@ -23,6 +23,16 @@ const RUN_WORDS: &[&str] = &["exec", "execute", "query", "get", "select", "fetch
 /// `createQuery`, JDBC `prepareStatement`).
 const BUILD_WORDS: &[&str] = &["create", "prepare", "new"];
 
+/// Does `c` run a query? `createQuery` / `prepareStatement` build a
+/// statement; `executeQuery` runs one.
+pub(super) fn runs(c: &Call) -> bool {
+    let words = resolve::words(&c.name);
+    !words
+        .first()
+        .is_some_and(|w| BUILD_WORDS.contains(&w.as_str()))
+        && words.iter().any(|w| RUN_WORDS.contains(&w.as_str()))
+}
+
 /// Where a statement built with a lock clause runs, when the call that holds
 /// the text does not run it: `stmt := sq.Select(..).Suffix("FOR UPDATE")`, then
 /// `query, args, err := stmt.ToSql()`, then `db.GetContext(ctx, dst, query,
@@ -35,14 +45,6 @@ pub(super) fn built_and_run<'m>(
     next: &HashMap<CallId, CallId>,
     call: &Call,
 ) -> Option<&'m Call> {
-    // `createQuery` / `prepareStatement` build a statement; `executeQuery` runs one.
-    let runs = |c: &Call| {
-        let words = resolve::words(&c.name);
-        !words
-            .first()
-            .is_some_and(|w| BUILD_WORDS.contains(&w.as_str()))
-            && words.iter().any(|w| RUN_WORDS.contains(&w.as_str()))
-    };
     // `db.QueryRow("... FOR UPDATE")` runs where it is written.
     if runs(call) {
         return None;

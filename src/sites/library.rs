@@ -261,6 +261,7 @@ fn object_methods(spec: &LockSpec) -> ObjectMethods {
         acquire: names(|_| true),
         trying: names(|m| m.try_acquire || m.try_when_bounded),
         release: spec.release_methods.clone(),
+        statement: false,
     }
 }
 

@@ -253,6 +253,10 @@ pub struct ObjectMethods {
     /// etcd3gw, `tryLock`).
     pub trying: Vec<String>,
     pub release: Vec<String>,
+    /// The object is SQL text a statement builder returns: a caller takes
+    /// the lock by running it (`db.query(lockSql(id))`), not by a method.
+    #[serde(default)]
+    pub statement: bool,
 }
 
 /// A delete of a lock key.

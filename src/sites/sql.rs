@@ -8,14 +8,14 @@
 
 use super::{resolve, LockSite, Release, SiteKind, Ttl, Wait};
 use crate::catalog::raw::SqlWait;
-use crate::catalog::{Catalog, Scope, SqlRole};
+use crate::catalog::{Catalog, Scope, SqlLock, SqlRole};
 use std::collections::HashMap;
 
 use super::built_sql::built_and_run;
-use crate::model::{mentions, Call, CallId, Expr, ExprKind, FileModel, Language};
+use crate::model::{mentions, Call, CallId, Expr, ExprKind, FileModel, Language, Span};
 
 /// The SQL text an argument carries, uppercased, if it is a string.
-fn sql_text(model: &FileModel, e: &Expr, func: Option<usize>) -> Option<String> {
+pub(super) fn sql_text(model: &FileModel, e: &Expr, func: Option<usize>) -> Option<String> {
     sql_text_within(model, e, func, 2)
 }
 
@@ -124,7 +124,7 @@ fn release(
 }
 
 /// `FOR  UPDATE` → `FOR UPDATE`: SQL spacing does not matter.
-fn squeeze(s: &str) -> String {
+pub(super) fn squeeze(s: &str) -> String {
     s.split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
@@ -241,7 +241,10 @@ pub fn analyze(
                 .iter()
                 .find(|q| q.role == SqlRole::Release && uses(&sql, &q.needle, q.role))
             {
-                let inline = inline_key(&arg.value, &unlock.needle);
+                let inline = arg
+                    .value
+                    .as_str()
+                    .and_then(|t| inline_key(t, arg.value.span, &unlock.needle));
                 let key = call
                     .args
                     .get(index + 1)
@@ -250,68 +253,84 @@ pub fn analyze(
                 release(model, sites, releases, call, key, &unlock.library);
                 break;
             }
-            let Some(lock) = catalog.sql.iter().find(|q| {
-                q.role == SqlRole::Acquire
-                    && if q.row_claim {
-                        row_claim(&sql, &q.claimants)
-                    } else {
-                        uses(&sql, &q.needle, q.role)
-                            && (prose_ok || !q.needle.starts_with("FOR ") || reads_as_sql(&sql))
-                    }
-            }) else {
+            let Some(lock) = acquired(catalog, &sql, prose_ok) else {
                 continue;
             };
-            let scope = lock.scope.unwrap_or(Scope::Transaction);
             // A built statement runs later: the lock is taken where it runs.
             let run = built_and_run(model, next, call).unwrap_or(call);
-            // `CREATE FUNCTION ... pg_try_advisory_lock(..) ...`: the routine's
-            // lock is written here and taken whenever it runs, not by this
-            // statement, so nothing about this call's result, wait or release.
-            let definition = defines_routine(&sql, &lock.needle);
-            let wait = match lock.wait {
-                _ if definition => Wait::NotApplicable,
-                Some(SqlWait::None) => Wait::NoWait,
-                // `LOCK TABLE t IN EXCLUSIVE MODE NOWAIT`: fails at once instead.
-                Some(SqlWait::Never) if mentions(&sql, "NOWAIT") => Wait::NoWait,
-                Some(SqlWait::Never) => Wait::Forever,
-                None => Wait::NotApplicable,
-            };
-            sites.push(LockSite {
-                library: lock.library.clone(),
-                backend: lock.backend.clone(),
-                api: lock.id.clone(),
-                command: lock.needle.trim_end_matches('(').to_string(),
-                // The lock's key is the first argument after the SQL text, or
-                // written in it (`pg_advisory_lock(4242)` in a .sql file).
-                key: call
-                    .args
-                    .get(index + 1)
-                    .map(|a| a.value.clone())
-                    .or_else(|| inline_key(&arg.value, &lock.needle)),
-                ttl: Ttl::Scoped(scope),
-                wait,
-                // `UPDATE .. WHERE id IN (SELECT .. FOR UPDATE SKIP LOCKED)`: the
-                // statement writes exactly what it locked; no result to test.
-                try_acquire: lock.try_acquire && (lock.row_claim || !writes(&sql)) && !definition,
-                expects_release: scope == Scope::Session && !definition,
-                usual: lock.usual.clone().filter(|_| !definition),
-                evidence: vec![format!(
-                    "SQL text calls {}",
-                    lock.needle.trim_end_matches('(')
-                )],
-                ..LockSite::base(run.id, run.span, run.func, SiteKind::Sql)
-            });
+            // The lock's key is the first argument after the SQL text, or
+            // written in it (`pg_advisory_lock(4242)` in a .sql file).
+            let key = call
+                .args
+                .get(index + 1)
+                .map(|a| a.value.clone())
+                .or_else(|| {
+                    arg.value
+                        .as_str()
+                        .and_then(|t| inline_key(t, arg.value.span, &lock.needle))
+                });
+            let base = LockSite::base(run.id, run.span, run.func, SiteKind::Sql);
+            sites.push(site(lock, &sql, key, base));
             break;
         }
+    }
+}
+
+/// The catalog's lock that the (squeezed, uppercase) text `sql` takes, if
+/// any; `prose_ok` where every text is SQL (a `.sql` file).
+pub(super) fn acquired<'c>(catalog: &'c Catalog, sql: &str, prose_ok: bool) -> Option<&'c SqlLock> {
+    catalog.sql.iter().find(|q| {
+        q.role == SqlRole::Acquire
+            && if q.row_claim {
+                row_claim(sql, &q.claimants)
+            } else {
+                uses(sql, &q.needle, q.role)
+                    && (prose_ok || !q.needle.starts_with("FOR ") || reads_as_sql(sql))
+            }
+    })
+}
+
+/// The site of `lock` taken by the text `sql` with `key`, at `base`'s call.
+pub(super) fn site(lock: &SqlLock, sql: &str, key: Option<Expr>, base: LockSite) -> LockSite {
+    let scope = lock.scope.unwrap_or(Scope::Transaction);
+    // `CREATE FUNCTION ... pg_try_advisory_lock(..) ...`: the routine's
+    // lock is written here and taken whenever it runs, not by this
+    // statement, so nothing about this call's result, wait or release.
+    let definition = defines_routine(sql, &lock.needle);
+    let wait = match lock.wait {
+        _ if definition => Wait::NotApplicable,
+        Some(SqlWait::None) => Wait::NoWait,
+        // `LOCK TABLE t IN EXCLUSIVE MODE NOWAIT`: fails at once instead.
+        Some(SqlWait::Never) if mentions(sql, "NOWAIT") => Wait::NoWait,
+        Some(SqlWait::Never) => Wait::Forever,
+        None => Wait::NotApplicable,
+    };
+    LockSite {
+        library: lock.library.clone(),
+        backend: lock.backend.clone(),
+        api: lock.id.clone(),
+        command: lock.needle.trim_end_matches('(').to_string(),
+        key,
+        ttl: Ttl::Scoped(scope),
+        wait,
+        // `UPDATE .. WHERE id IN (SELECT .. FOR UPDATE SKIP LOCKED)`: the
+        // statement writes exactly what it locked; no result to test.
+        try_acquire: lock.try_acquire && (lock.row_claim || !writes(sql)) && !definition,
+        expects_release: scope == Scope::Session && !definition,
+        usual: lock.usual.clone().filter(|_| !definition),
+        evidence: vec![format!(
+            "SQL text calls {}",
+            lock.needle.trim_end_matches('(')
+        )],
+        ..base
     }
 }
 
 /// The arguments written inside a lock function call in SQL text:
 /// `p_batch` of `PERFORM pg_try_advisory_xact_lock(p_batch)`. Only for
 /// function needles (`PG_ADVISORY_LOCK(`) and when the text is at hand.
-fn inline_key(sql: &Expr, needle: &str) -> Option<Expr> {
+pub(super) fn inline_key(text: &str, span: Span, needle: &str) -> Option<Expr> {
     let name = needle.strip_suffix('(')?.to_ascii_lowercase();
-    let text = sql.as_str()?;
     let lower = text.to_ascii_lowercase();
     let open = lower
         .match_indices(&format!("{name}("))
@@ -341,12 +360,12 @@ fn inline_key(sql: &Expr, needle: &str) -> Option<Expr> {
     let placeholder = inside.is_empty()
         || inside.starts_with('$') && inside[1..].chars().all(|c| c.is_ascii_digit())
         || matches!(inside, "?" | "%s" | "%d");
-    (!placeholder).then(|| Expr::other(inside, sql.span))
+    (!placeholder).then(|| Expr::other(inside, span))
 }
 
 /// Is the lock `needle` written in the body of a routine the (uppercase)
 /// text creates (`CREATE [OR REPLACE] FUNCTION|PROCEDURE ... AS $$ ... $$`)?
-fn defines_routine(sql: &str, needle: &str) -> bool {
+pub(super) fn defines_routine(sql: &str, needle: &str) -> bool {
     let at = sql
         .find(needle)
         .filter(|_| !needle.is_empty())

@@ -134,6 +134,12 @@ impl Lowerer<'_> {
             Role::Null => ExprKind::Null,
             _ => ExprKind::Other,
         };
+        // A template's text is its only content: a lock clause after the
+        // first lines of a long query (`${lockClause}`) must stay in it.
+        let text = match kind {
+            ExprKind::Template => self.src[node.byte_range()].to_string(),
+            _ => text,
+        };
         self.expr(kind, text, sp, depth)
     }
 

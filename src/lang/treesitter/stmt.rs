@@ -188,7 +188,14 @@ impl Lowerer<'_> {
             return;
         };
         let mut target = collapse_ws(&self.src[target_node.byte_range()]);
-        let value = shape.value.and_then(|f| take_expr(&mut children, f));
+        // A value lowered as something else (a JavaScript or Java ternary is a
+        // conditional) is still the name's value, as text.
+        let value = shape.value.and_then(|f| {
+            take_expr(&mut children, f).or_else(|| {
+                let n = node.child_by_field_name(f)?;
+                Some(Expr::other(self.text(n), span(n)))
+            })
+        });
         let ty = shape.ty.and_then(|f| {
             node.child_by_field_name(f)
                 .or_else(|| node.parent().and_then(|p| p.child_by_field_name(f)))

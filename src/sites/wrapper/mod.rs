@@ -388,7 +388,8 @@ pub fn sites_for_calls(
     objects: &mut Vec<LockObject>,
 ) {
     // The calls already sites of their own (a library's), looked up per call.
-    let known: HashSet<CallId> = sites.iter().map(|s| s.call).collect();
+    let mut known: HashSet<CallId> = sites.iter().map(|s| s.call).collect();
+    let next = objects::Successors::new();
     for call in &model.calls {
         let Some((_, w)) = wrappers
             .iter()
@@ -409,7 +410,7 @@ pub fn sites_for_calls(
             continue;
         }
         let use_ = match &w.object {
-            Some(methods) => match taken(model, call, methods) {
+            Some(methods) => match taken(model, &next, call, methods) {
                 Some(t) => Some(t),
                 None => continue,
             },
@@ -490,7 +491,9 @@ pub fn sites_for_calls(
                 site.call = c.id;
                 site.result_call = c.id;
                 site.span = c.span;
-                site.command = c.name.clone();
+                if !methods.statement {
+                    site.command = c.name.clone();
+                }
                 site.try_acquire = w.site.try_acquire || methods.trying.contains(&c.name);
                 site.section = held_section(model, c);
             }
@@ -506,6 +509,7 @@ pub fn sites_for_calls(
             _ if known.contains(&site.call) => continue,
             _ => {}
         }
+        known.insert(site.call);
         sites.push(site);
     }
 }

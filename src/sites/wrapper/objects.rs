@@ -2,7 +2,12 @@
 //! returns, and the literal arguments that turn a wrapper's lock off.
 
 use super::Wrapper;
-use crate::model::{falsy, Call, FileModel, TRUE_WORDS};
+use std::cell::OnceCell;
+use std::collections::HashMap;
+
+use crate::model::{falsy, mentions, Call, CallId, ExitKind, FileModel, TRUE_WORDS};
+use crate::sites::built_sql::{built_and_run, runs};
+use crate::sites::command::chain_successors;
 use crate::sites::library::Binding;
 use crate::sites::ObjectMethods;
 
@@ -18,9 +23,13 @@ pub(super) enum Taken<'m> {
 
 pub(super) fn taken<'m>(
     model: &'m FileModel,
+    next: &Successors,
     call: &Call,
     methods: &ObjectMethods,
 ) -> Option<Taken<'m>> {
+    if methods.statement {
+        return run(model, next, call);
+    }
     if call.usage == crate::model::Usage::Guard {
         return Some(Taken::Guard);
     }
@@ -40,6 +49,42 @@ pub(super) fn taken<'m>(
         return Some(Taken::Guard);
     }
     model.is_returned(call).then_some(Taken::Returned)
+}
+
+/// The method chains of a file, made when a statement is first followed.
+pub(super) type Successors = OnceCell<HashMap<CallId, CallId>>;
+
+/// Where a caller runs the SQL text a statement builder's `call` returns:
+/// the query call it is written into (`db.query(lockSql(id))`), the first
+/// later one taking the name it is bound to (`q = plans.fetchNextJob(..)`,
+/// `db.executeSql(q.text, q.values)`), the statement such a call prepares
+/// (`conn.prepareStatement(lockSql())` ... `ps.executeQuery()`); or, returned
+/// (in place or inside other text: `return transaction([advisoryLock(k), sql])`),
+/// the caller is a builder too.
+fn run<'m>(model: &'m FileModel, next: &Successors, call: &Call) -> Option<Taken<'m>> {
+    let bound = call.usage.bound_names();
+    let takes = |c: &Call| {
+        c.args.iter().any(|a| {
+            a.value.span.contains(call.span) || bound.iter().any(|n| mentions(&a.value.text, n))
+        })
+    };
+    let taker = model
+        .calls_in(call.func)
+        .filter(|c| c.id != call.id && (c.span.contains(call.span) || c.span.start > call.span.end))
+        .filter(|c| takes(c))
+        .find(|c| {
+            runs(c)
+                || built_and_run(model, next.get_or_init(|| chain_successors(model)), c).is_some()
+        });
+    if let Some(c) = taker {
+        let next = next.get_or_init(|| chain_successors(model));
+        return Some(Taken::By(built_and_run(model, next, c).unwrap_or(c)));
+    }
+    let returned = model.exits_in(call.func).any(|e| {
+        e.kind == ExitKind::Return
+            && (e.span.contains(call.span) || bound.iter().any(|n| mentions(&e.value, n)))
+    });
+    (returned || model.is_returned(call)).then_some(Taken::Returned)
 }
 
 /// Does `call` pass the literal that turns `w`'s lock off (`global_scope=False`)?

@@ -1,0 +1,147 @@
+//! Functions that build a lock statement for their callers to run:
+//! `function advisoryLock(key) { return \`SELECT pg_advisory_xact_lock(..)\` }`,
+//! `def _claim_sql(self): return "SELECT .. FOR UPDATE SKIP LOCKED"`,
+//! `return { text: sql, values }` over a local query.
+//!
+//! Nothing is locked where the text is written: the lock is taken where a
+//! caller runs it (`db.executeSql(plans.fetchNextJob(..).text)`). Such a
+//! function is a lock object its callers take by running it (see
+//! [`ObjectMethods::statement`]), so the wrapper pass follows it through
+//! other builders (`locked(schema, sql)` → `transaction([advisoryLock(..), sql])`)
+//! and across files to the query call.
+
+use super::sql::{acquired, defines_routine, inline_key, site, sql_text, squeeze};
+use super::{LockObject, LockSite, ObjectMethods, SiteKind};
+use crate::catalog::Catalog;
+use crate::model::{ExitKind, FileModel, Language};
+
+/// The statement builders of a file: every function that returns SQL text
+/// taking a lock, none of whose own calls already runs it.
+pub(super) fn analyze(
+    model: &FileModel,
+    catalog: &Catalog,
+    sites: &[LockSite],
+    objects: &mut Vec<LockObject>,
+) {
+    if catalog.sql.is_empty() {
+        return;
+    }
+    let prose_ok = model.language == Language::Sql;
+    let mut done = std::collections::HashSet::new();
+    for exit in &model.exits {
+        let Some(func) = exit.func.filter(|_| exit.kind == ExitKind::Return) else {
+            continue;
+        };
+        // `return db.query("SELECT .. FOR UPDATE")`: a lock the function takes itself.
+        if done.contains(&func) || sites.iter().any(|s| exit.span.contains(s.span)) {
+            continue;
+        }
+        let Some(text) = returned_text(model, func, exit) else {
+            continue;
+        };
+        let sql = squeeze(&text);
+        // A routine's definition (`CREATE FUNCTION .. pg_advisory_lock(..)`) takes nothing.
+        let Some(lock) =
+            acquired(catalog, &sql, prose_ok).filter(|lock| !defines_routine(&sql, &lock.needle))
+        else {
+            continue;
+        };
+        // No call of this file runs the text: each caller's site gets the
+        // call that does (the wrapper pass never looks this one up).
+        let mut built = site(
+            lock,
+            &sql,
+            inline_key(&exit.value, exit.span, &lock.needle),
+            LockSite::base(0, exit.span, Some(func), SiteKind::Sql),
+        );
+        built.evidence = vec![format!(
+            "returns SQL text that calls {}",
+            lock.needle.trim_end_matches('(')
+        )];
+        done.insert(func);
+        objects.push(LockObject {
+            site: built,
+            methods: ObjectMethods {
+                statement: true,
+                ..ObjectMethods::default()
+            },
+        });
+    }
+}
+
+/// The SQL text a `return` hands back (uppercased): its own literal, and the
+/// text of the names it reads, and of the names those read in turn
+/// (`return { text: sql, values }` over ``sql = `SELECT .. ${lockClause}` ``).
+fn returned_text(model: &FileModel, func: usize, exit: &crate::model::Exit) -> Option<String> {
+    /// How many names deep a returned text is followed.
+    const DEPTH: usize = 3;
+    let mut text = literals(&exit.value);
+    let mut seen: Vec<&str> = Vec::new();
+    let mut reading = vec![(exit.value.as_str(), 0)];
+    while let Some((value, depth)) = reading.pop() {
+        let names = value
+            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+            .filter(|w| w.starts_with(|c: char| c.is_alphabetic() || c == '_'));
+        for name in names {
+            if seen.contains(&name) {
+                continue;
+            }
+            seen.push(name);
+            let Some(a) = model.lookup(name, Some(func), exit.span.start) else {
+                continue;
+            };
+            // Every literal of the value, in any expression (`noSkipLocked ? '' :
+            // 'FOR UPDATE SKIP LOCKED'`); else what it resolves to.
+            let literal = Some(literals(&a.value.text)).filter(|t| !t.is_empty());
+            if let Some(t) = literal.or_else(|| sql_text(model, &a.value, Some(func))) {
+                text.push(' ');
+                text.push_str(&t);
+            }
+            if depth + 1 < DEPTH {
+                reading.push((a.value.text.as_str(), depth + 1));
+            }
+        }
+    }
+    (!text.is_empty()).then_some(text)
+}
+
+/// The quoted parts of source text, uppercased: what a statement may say,
+/// never the code around it (`etcd.get_lock('attribute/%s' % kind)` calls no
+/// SQL `GET_LOCK`).
+fn literals(code: &str) -> String {
+    let mut out = String::new();
+    let mut quote = None;
+    let mut escaped = false;
+    for c in code.chars() {
+        match quote {
+            None if matches!(c, '"' | '\'' | '`') => quote = Some(c),
+            None => {}
+            Some(_) if escaped => {
+                escaped = false;
+                out.push(c.to_ascii_uppercase());
+            }
+            Some(_) if c == '\\' => escaped = true,
+            Some(q) if c == q => {
+                quote = None;
+                out.push(' ');
+            }
+            Some(_) => out.push(c.to_ascii_uppercase()),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::literals;
+
+    #[test]
+    fn literals_keep_only_quoted_text() {
+        assert_eq!(literals("etcd.get_lock('a/%s' % kind)").trim(), "A/%S");
+        assert_eq!(
+            literals("`SELECT pg_try_advisory_lock(${k})` + \"x\\\"y\"").trim(),
+            "SELECT PG_TRY_ADVISORY_LOCK(${K}) X\"Y"
+        );
+        assert_eq!(literals("lockClause"), "");
+    }
+}
