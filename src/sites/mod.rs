@@ -239,7 +239,7 @@ pub fn analyze<'m>(
     );
     handles::analyze(model, catalog, versions, (&mut sites, &mut releases));
     sql::analyze(model, catalog, &next, &mut sites, &mut releases);
-    sql_builders::analyze(model, catalog, &sites, &mut objects);
+    sql_builders::analyze(model, text, catalog, &sites, &mut objects);
     orm_claim::analyze(model, catalog, &next, &mut sites);
     // The sites by key, in order: a release pairs with the first that fits.
     let mut by_key: HashMap<String, Vec<usize>> = HashMap::new();

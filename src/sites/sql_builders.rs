@@ -13,12 +13,13 @@
 use super::sql::{acquired, defines_routine, inline_key, site, sql_text, squeeze};
 use super::{LockObject, LockSite, ObjectMethods, SiteKind};
 use crate::catalog::Catalog;
-use crate::model::{ExitKind, FileModel, Language};
+use crate::model::{ExitKind, ExprKind, FileModel, Language};
 
 /// The statement builders of a file: every function that returns SQL text
 /// taking a lock, none of whose own calls already runs it.
 pub(super) fn analyze(
     model: &FileModel,
+    source: &str,
     catalog: &Catalog,
     sites: &[LockSite],
     objects: &mut Vec<LockObject>,
@@ -36,7 +37,11 @@ pub(super) fn analyze(
         if done.contains(&func) || sites.iter().any(|s| exit.span.contains(s.span)) {
             continue;
         }
-        let Some(text) = returned_text(model, func, exit) else {
+        // The statement's own text: a model's expression text is cut short.
+        let returned = source
+            .get(exit.span.start..exit.span.end)
+            .unwrap_or(&exit.value);
+        let Some(text) = returned_text(model, func, exit, returned, source) else {
             continue;
         };
         let sql = squeeze(&text);
@@ -51,7 +56,7 @@ pub(super) fn analyze(
         let mut built = site(
             lock,
             &sql,
-            inline_key(&exit.value, exit.span, &lock.needle),
+            inline_key(returned, exit.span, &lock.needle),
             LockSite::base(0, exit.span, Some(func), SiteKind::Sql),
         );
         built.evidence = vec![format!(
@@ -72,12 +77,18 @@ pub(super) fn analyze(
 /// The SQL text a `return` hands back (uppercased): its own literal, and the
 /// text of the names it reads, and of the names those read in turn
 /// (`return { text: sql, values }` over ``sql = `SELECT .. ${lockClause}` ``).
-fn returned_text(model: &FileModel, func: usize, exit: &crate::model::Exit) -> Option<String> {
+fn returned_text<'s>(
+    model: &'s FileModel,
+    func: usize,
+    exit: &crate::model::Exit,
+    returned: &'s str,
+    source: &'s str,
+) -> Option<String> {
     /// How many names deep a returned text is followed.
     const DEPTH: usize = 3;
-    let mut text = literals(&exit.value);
-    let mut seen: Vec<&str> = Vec::new();
-    let mut reading = vec![(exit.value.as_str(), 0)];
+    let mut text = literals(returned);
+    let mut seen: Vec<&'s str> = Vec::new();
+    let mut reading = vec![(returned, 0)];
     while let Some((value, depth)) = reading.pop() {
         let names = value
             .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
@@ -90,15 +101,24 @@ fn returned_text(model: &FileModel, func: usize, exit: &crate::model::Exit) -> O
             let Some(a) = model.lookup(name, Some(func), exit.span.start) else {
                 continue;
             };
-            // Every literal of the value, in any expression (`noSkipLocked ? '' :
-            // 'FOR UPDATE SKIP LOCKED'`); else what it resolves to.
-            let literal = Some(literals(&a.value.text)).filter(|t| !t.is_empty());
+            // A local's whole source (a model's expression text is cut short); a
+            // module-level value may be another file's constant, bound here.
+            let value = match a.func {
+                Some(_) => source
+                    .get(a.value.span.start..a.value.span.end)
+                    .unwrap_or(&a.value.text),
+                None => &a.value.text,
+            };
+            // A string as it resolves; otherwise every literal of the value, in any
+            // expression (`noSkipLocked ? '' : 'FOR UPDATE SKIP LOCKED'`).
+            let string = matches!(a.value.peel().kind, ExprKind::Str(_));
+            let literal = Some(literals(value)).filter(|t| !string && !t.is_empty());
             if let Some(t) = literal.or_else(|| sql_text(model, &a.value, Some(func))) {
                 text.push(' ');
                 text.push_str(&t);
             }
             if depth + 1 < DEPTH {
-                reading.push((a.value.text.as_str(), depth + 1));
+                reading.push((value, depth + 1));
             }
         }
     }

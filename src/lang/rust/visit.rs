@@ -44,7 +44,14 @@ impl<'ast> Visit<'ast> for Lowerer<'_> {
     }
 
     fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
-        self.impl_ty.push(self.text_of(&i.self_ty));
+        // `impl<'a> SqlFactory<'a>` is `SqlFactory`'s: methods are named after the
+        // type, not its generic arguments.
+        let ty = match &*i.self_ty {
+            syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+            _ => None,
+        };
+        self.impl_ty
+            .push(ty.unwrap_or_else(|| self.text_of(&i.self_ty)));
         visit::visit_item_impl(self, i);
         self.impl_ty.pop();
     }
