@@ -13,7 +13,8 @@
 use super::sql::{acquired, defines_routine, inline_key, site, sql_text, squeeze};
 use super::{LockObject, LockSite, ObjectMethods, SiteKind};
 use crate::catalog::Catalog;
-use crate::model::{ExitKind, ExprKind, FileModel, Language};
+use crate::model::{ExitKind, ExprKind, FileModel, Language, Span};
+use std::collections::HashSet;
 
 /// The statement builders of a file: every function that returns SQL text
 /// taking a lock, none of whose own calls already runs it.
@@ -28,13 +29,23 @@ pub(super) fn analyze(
         return;
     }
     let prose_ok = model.language == Language::Sql;
-    let mut done = std::collections::HashSet::new();
+    let mut done = HashSet::new();
+    // The sites by where they start, to find those inside a `return` by bisection.
+    let mut starts: Vec<Span> = sites.iter().map(|s| s.span).collect();
+    starts.sort_by_key(|s| s.start);
+    let holds_site = |at: Span| {
+        let first = starts.partition_point(|s| s.start < at.start);
+        starts[first..]
+            .iter()
+            .take_while(|s| s.start < at.end)
+            .any(|s| at.contains(*s))
+    };
     for exit in &model.exits {
         let Some(func) = exit.func.filter(|_| exit.kind == ExitKind::Return) else {
             continue;
         };
         // `return db.query("SELECT .. FOR UPDATE")`: a lock the function takes itself.
-        if done.contains(&func) || sites.iter().any(|s| exit.span.contains(s.span)) {
+        if done.contains(&func) || holds_site(exit.span) {
             continue;
         }
         // The statement's own text: a model's expression text is cut short.
@@ -87,17 +98,16 @@ fn returned_text<'s>(
     /// How many names deep a returned text is followed.
     const DEPTH: usize = 3;
     let mut text = literals(returned);
-    let mut seen: Vec<&'s str> = Vec::new();
+    let mut seen: HashSet<&'s str> = HashSet::new();
     let mut reading = vec![(returned, 0)];
     while let Some((value, depth)) = reading.pop() {
         let names = value
             .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
             .filter(|w| w.starts_with(|c: char| c.is_alphabetic() || c == '_'));
         for name in names {
-            if seen.contains(&name) {
+            if !seen.insert(name) {
                 continue;
             }
-            seen.push(name);
             let Some(a) = model.lookup(name, Some(func), exit.span.start) else {
                 continue;
             };
