@@ -241,10 +241,7 @@ pub fn analyze(
                 .iter()
                 .find(|q| q.role == SqlRole::Release && uses(&sql, &q.needle, q.role))
             {
-                let inline = arg
-                    .value
-                    .as_str()
-                    .and_then(|t| inline_key(t, arg.value.span, &unlock.needle));
+                let inline = written_key(&arg.value, &unlock.needle);
                 let key = call
                     .args
                     .get(index + 1)
@@ -264,11 +261,7 @@ pub fn analyze(
                 .args
                 .get(index + 1)
                 .map(|a| a.value.clone())
-                .or_else(|| {
-                    arg.value
-                        .as_str()
-                        .and_then(|t| inline_key(t, arg.value.span, &lock.needle))
-                });
+                .or_else(|| written_key(&arg.value, &lock.needle));
             let base = LockSite::base(run.id, run.span, run.func, SiteKind::Sql);
             sites.push(site(lock, &sql, key, base));
             break;
@@ -324,6 +317,11 @@ pub(super) fn site(lock: &SqlLock, sql: &str, key: Option<Expr>, base: LockSite)
         )],
         ..base
     }
+}
+
+/// [`inline_key`] of a string argument.
+fn written_key(sql: &Expr, needle: &str) -> Option<Expr> {
+    inline_key(sql.as_str()?, sql.span, needle)
 }
 
 /// The arguments written inside a lock function call in SQL text:
