@@ -72,13 +72,15 @@ fn run<'m>(model: &'m FileModel, next: &Successors, call: &Call) -> Option<Taken
         .calls_in(call.func)
         .filter(|c| c.id != call.id && (c.span.contains(call.span) || c.span.start > call.span.end))
         .filter(|c| takes(c))
-        .find(|c| {
+        .find_map(|c| {
+            // Runs it, or prepares what a later call runs (`built_and_run` is
+            // `None` for a call that runs in place).
             runs(c)
-                || built_and_run(model, next.get_or_init(|| chain_successors(model)), c).is_some()
+                .then_some(c)
+                .or_else(|| built_and_run(model, next.get_or_init(|| chain_successors(model)), c))
         });
     if let Some(c) = taker {
-        let next = next.get_or_init(|| chain_successors(model));
-        return Some(Taken::By(built_and_run(model, next, c).unwrap_or(c)));
+        return Some(Taken::By(c));
     }
     let returned = model.exits_in(call.func).any(|e| {
         e.kind == ExitKind::Return
