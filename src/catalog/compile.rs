@@ -96,8 +96,9 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 backend: raw.backend.clone().unwrap_or_else(|| "database".into()),
                 needle,
                 row_claim: q.row_claim,
-                claimants: q.claimants.iter().map(|c| c.to_ascii_lowercase()).collect(),
+                claimants: lowercase(&q.claimants),
                 update_methods: q.update_methods.clone(),
+                lock_tables: lowercase(&q.lock_tables),
                 role: q.role,
                 scope: q.scope,
                 try_acquire: q.try_acquire,
@@ -291,4 +292,9 @@ fn validate_api(
 /// `redis::Script::new` → `new`; `redis.from_url` → `from_url`.
 pub fn last_segment(path: &str) -> &str {
     path.rsplit(['.', ':']).next().unwrap_or(path)
+}
+
+/// Name stems as the model compares them: lowercase.
+fn lowercase(stems: &[String]) -> Vec<String> {
+    stems.iter().map(|s| s.to_ascii_lowercase()).collect()
 }

@@ -92,7 +92,8 @@ pub(super) fn library_gate(
 }
 
 /// The rows of SQL text (any language): its functions and clauses; a row
-/// claim is an `UPDATE` that also names a claimant column.
+/// claim is an `UPDATE` that also names a claimant column, or a guarded insert
+/// (`ON CONFLICT`, `INSERT IGNORE`) near a lock table's name.
 pub(super) fn sql_gates(library: &str, triggers: &[String], locks: &[SqlLock]) -> Vec<Gate> {
     let (claims, others): (Vec<&SqlLock>, Vec<&SqlLock>) = locks.iter().partition(|l| l.row_claim);
     let needles = others
@@ -103,6 +104,14 @@ pub(super) fn sql_gates(library: &str, triggers: &[String], locks: &[SqlLock]) -
         let updates = std::iter::once("UPDATE".to_string()).chain(claim.update_methods.clone());
         let mut gate = Gate::new(library, None, triggers, updates.collect());
         gate.claimants = claim.claimants.clone();
+        gates.push(gate);
+        if claim.lock_tables.is_empty() {
+            continue;
+        }
+        let guards: Vec<String> = super::INSERT_GUARDS.iter().map(|g| g.to_string()).collect();
+        let mut gate = Gate::new(library, None, &guards, Vec::new());
+        gate.claimants = claim.lock_tables.clone();
+        gate.claimant_in_statement = true;
         gates.push(gate);
     }
     gates

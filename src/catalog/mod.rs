@@ -104,6 +104,9 @@ pub struct SqlLock {
     pub claimants: Vec<String>,
     /// ORM calls that write columns, for a row claim spelled with an ORM.
     pub update_methods: Vec<String>,
+    /// Lock-table name stems (lowercase), for a row claim written as a
+    /// guarded insert.
+    pub lock_tables: Vec<String>,
     pub role: SqlRole,
     pub scope: Option<Scope>,
     pub try_acquire: bool,
@@ -125,7 +128,16 @@ pub struct Gate {
     /// When not empty, a trigger counts only right after a column name one of
     /// these starts (or one of its `_` parts): a row claim's `owner IS NULL`.
     pub claimants: Vec<String>,
+    /// The claimant may be any name of the statement around the trigger (an
+    /// insert's table or columns before its `ON CONFLICT`, after its `INSERT
+    /// IGNORE`), not only the one right before it.
+    pub claimant_in_statement: bool,
 }
+
+/// The spellings of an insert that does not overwrite a row already there
+/// (PostgreSQL and SQLite `ON CONFLICT`, MySQL `INSERT IGNORE`, SQLite
+/// `INSERT OR IGNORE`): with a lock table, the insert is a claim.
+pub const INSERT_GUARDS: &[&str] = &["ON CONFLICT", "INSERT IGNORE", "INSERT OR IGNORE"];
 
 impl Gate {
     fn new(
@@ -142,6 +154,7 @@ impl Gate {
             triggers: triggers.to_vec(),
             operations,
             claimants: Vec::new(),
+            claimant_in_statement: false,
         }
     }
 }
@@ -295,10 +308,11 @@ impl Catalog {
             ));
             if !g.claimants.is_empty() {
                 let words: Vec<String> = g.claimants.iter().map(|c| format!("{c}…")).collect();
-                out.push_str(&format!(
-                    "    the name right after a column named {}\n",
-                    words.join(", ")
-                ));
+                let place = match g.claimant_in_statement {
+                    true => "a name of the statement around it (table or column) starting",
+                    false => "the name right after a column named",
+                };
+                out.push_str(&format!("    {place} {}\n", words.join(", ")));
             }
         }
         out
@@ -333,6 +347,9 @@ impl Catalog {
             .sql
             .iter()
             .map(|q| match q.row_claim {
+                true if !q.lock_tables.is_empty() => {
+                    "row claims (`UPDATE .. SET c = .. WHERE c IS NULL`, `INSERT INTO locks .. ON CONFLICT DO NOTHING`)".to_string()
+                }
                 true => "row claims (`UPDATE .. SET c = .. WHERE c IS NULL`)".to_string(),
                 false => format!("`{}`", q.needle.trim_end_matches('(')),
             })

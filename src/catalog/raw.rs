@@ -193,6 +193,11 @@ pub struct RawSql {
     /// column on rows its query requires to be unclaimed is the claim too.
     #[serde(default)]
     pub update_methods: Vec<String>,
+    /// Stems of lock-table names (`lock`, `leas`), matched as `claimants` are:
+    /// an insert into such a table that skips a live row or takes over only an
+    /// expired one (`ON CONFLICT DO NOTHING`, `INSERT IGNORE`) is a claim too.
+    #[serde(default)]
+    pub lock_tables: Vec<String>,
     pub role: SqlRole,
     pub scope: Option<Scope>,
     #[serde(default)]

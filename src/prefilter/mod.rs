@@ -212,6 +212,17 @@ var mu sync.Mutex
             &update.replace("lockedBy", "deletedAt"),
             TypeScript
         ));
+        // A guarded insert names a claim near a lock table's name in its statement.
+        let insert = "const elect = `INSERT INTO river_leader (leader_id, expires_at)\n  VALUES ($1, $2)\n  ON CONFLICT (name) DO NOTHING`\n";
+        assert!(parsed(insert, Go));
+        let data = insert
+            .replace("river_leader", "events")
+            .replace("leader_id", "body");
+        assert!(!parsed(&data, Go));
+        assert!(parsed(
+            "sql = \"INSERT IGNORE INTO app_locks (name, owner) VALUES (?, ?)\"\n",
+            Python
+        ));
     }
 
     #[test]

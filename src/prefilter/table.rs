@@ -38,6 +38,8 @@ struct Row {
     /// Claimant column stems (lowercase): when not empty, a trigger counts only
     /// right after such a column (`owner IS NULL`, `"locked_by" IS NULL`).
     claimants: Vec<String>,
+    /// The claimant may be any name of the statement around the trigger.
+    in_statement: bool,
 }
 
 impl Table {
@@ -127,6 +129,7 @@ impl Table {
                     language: g.language,
                     operations: index,
                     claimants: g.claimants.iter().map(|c| c.to_ascii_lowercase()).collect(),
+                    in_statement: g.claimant_in_statement,
                 }
             })
             .collect();
@@ -159,9 +162,17 @@ impl Table {
         let applies = |row: usize| self.rows[row].language.is_none_or(|l| l == language);
         // Does the trigger found from `start` to `end` name `row`'s library?
         let is_name = |start: usize, end: usize, row: usize| {
-            let stems = &self.rows[row].claimants;
+            let Row {
+                claimants: stems,
+                in_statement,
+                ..
+            } = &self.rows[row];
             name_ends(bytes, start, end)
-                && (stems.is_empty() || claimant_before(bytes, start, stems))
+                && (stems.is_empty()
+                    || match in_statement {
+                        true => claimant_in_statement(bytes, start, end, stems),
+                        false => claimant_before(bytes, start, stems),
+                    })
         };
         let Some((_, names)) = self
             .names
@@ -234,6 +245,26 @@ fn claimant_before(bytes: &[u8], at: usize, stems: &[String]) -> bool {
     let name = String::from_utf8_lossy(&head[start..end]).to_ascii_lowercase();
     name.split('_')
         .any(|part| stems.iter().any(|s| part.starts_with(s.as_str())))
+}
+
+/// How far an insert's table and columns may stand from its `ON CONFLICT`
+/// (a long column list, a `VALUES` or `SELECT` between) or its `INSERT IGNORE`.
+const STATEMENT_REACH: usize = 800;
+
+/// Does a name within [`STATEMENT_REACH`] bytes around the trigger at
+/// `start..end` (the statement it belongs to) start with one of `stems`,
+/// whole or after a `_`?
+fn claimant_in_statement(bytes: &[u8], start: usize, end: usize, stems: &[String]) -> bool {
+    let from = start.saturating_sub(STATEMENT_REACH);
+    let to = (end + STATEMENT_REACH).min(bytes.len());
+    bytes[from..to]
+        .split(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+        .flat_map(|name| name.split(|b| *b == b'_'))
+        .any(|part| {
+            stems.iter().any(|s| {
+                part.len() >= s.len() && part[..s.len()].eq_ignore_ascii_case(s.as_bytes())
+            })
+        })
 }
 
 /// Is `bytes[start..end]` a whole identifier (nothing alphanumeric or `_` on either side)?

@@ -24,6 +24,7 @@ mod script;
 mod site;
 pub mod sql;
 mod sql_builders;
+mod sql_claims;
 pub mod wrapper;
 pub mod writers;
 

@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 
 use super::command::chain_end;
-use super::sql::claimant_column;
+use super::sql_claims::claimant_column;
 use super::{LockSite, SiteKind, Ttl, Wait};
 use crate::catalog::{Catalog, Scope, SqlLock};
 use crate::model::{mentions, Call, CallId, Expr, ExprKind, FileModel, Usage};

@@ -275,7 +275,7 @@ pub(super) fn acquired<'c>(catalog: &'c Catalog, sql: &str, prose_ok: bool) -> O
     catalog.sql.iter().find(|q| {
         q.role == SqlRole::Acquire
             && if q.row_claim {
-                row_claim(sql, &q.claimants)
+                super::sql_claims::claims(sql, q)
             } else {
                 uses(sql, &q.needle, q.role)
                     && (prose_ok || !q.needle.starts_with("FOR ") || reads_as_sql(sql))
@@ -311,10 +311,10 @@ pub(super) fn site(lock: &SqlLock, sql: &str, key: Option<Expr>, base: LockSite)
         try_acquire: lock.try_acquire && (lock.row_claim || !writes(sql)) && !definition,
         expects_release: scope == Scope::Session && !definition,
         usual: lock.usual.clone().filter(|_| !definition),
-        evidence: vec![format!(
-            "SQL text calls {}",
-            lock.needle.trim_end_matches('(')
-        )],
+        evidence: vec![match lock.row_claim {
+            true => "SQL text claims a lock-table row".to_string(),
+            false => format!("SQL text calls {}", lock.needle.trim_end_matches('(')),
+        }],
         ..base
     }
 }
@@ -384,122 +384,9 @@ fn writes(sql: &str) -> bool {
         || sql.contains("INSERT INTO")
 }
 
-/// Is `name` a claimant column: does one of `stems` (the catalog's, for
-/// who holds a row: `owner`, `locked_by`, `worker_id`...) start the name or
-/// one of its `_` parts?
-pub(super) fn claimant_column(name: &str, stems: &[String]) -> bool {
-    let name = name.to_ascii_lowercase();
-    name.split('_')
-        .any(|part| stems.iter().any(|s| part.starts_with(s.as_str())))
-}
-
-/// `UPDATE jobs SET owner = $1, locked_at = now() WHERE id = $2 AND owner IS NULL`:
-/// a claim writes a *claimant* (a column naming who holds the row) into rows
-/// whose claimant column says "free" (`IS NULL`, `= FALSE`, `= 0`, or an expired
-/// lease `< now()`). A backfill (`SET role = 'member' WHERE role IS NULL`), a
-/// soft delete or a monotonic timestamp (`SET last_used = ? WHERE last_used < ?`)
-/// writes no claimant and is an ordinary write.
-fn row_claim(sql: &str, stems: &[String]) -> bool {
-    // An interpolated string keeps its quotes and prefix (`f"`, `"`, `` ` ``).
-    let sql = sql.trim_start();
-    let Some(i) = sql.find("UPDATE ") else {
-        return false;
-    };
-    let head = &sql[..i];
-    if head.len() > 3
-        || head
-            .chars()
-            .any(|c| c.is_alphanumeric() && !"FRB".contains(c))
-    {
-        return false;
-    }
-    let rest = &sql[i + "UPDATE ".len()..];
-    let Some((_, after_set)) = rest.split_once(" SET ") else {
-        return false;
-    };
-    let Some((assignments, condition)) = after_set.split_once(" WHERE ") else {
-        return false;
-    };
-    let ident = |s: &str| -> String {
-        let s = s
-            .trim()
-            .rsplit('.')
-            .next()
-            .unwrap_or("")
-            .trim_matches(['"', '`', '[', ']']);
-        s.to_string()
-    };
-    let claimants: Vec<String> = assignments
-        .split(',')
-        .filter_map(|a| a.split_once('='))
-        .map(|(col, _)| ident(col))
-        .filter(|c| claimant_column(c, stems))
-        .collect();
-    const FREE: &[&str] = &[
-        " IS NULL", " = FALSE", "=FALSE", " = 0", "=0", " < ", " <= ",
-    ];
-    FREE.iter().any(|free| {
-        condition.match_indices(free).any(|(i, _)| {
-            let col = condition[..i].rsplit([' ', '(']).next().unwrap_or("");
-            claimants.contains(&ident(col))
-        })
-    })
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{reads_as_sql, row_claim, squeeze, uses, SqlRole};
-
-    /// `row_claim` with the built-in catalog's claimant stems.
-    fn claim(sql: &str) -> bool {
-        let catalog = crate::catalog::Catalog::builtin().expect("the built-in catalog compiles");
-        let entry = catalog.sql.iter().find(|q| q.row_claim);
-        row_claim(sql, &entry.expect("a row-claim entry").claimants)
-    }
-
-    #[test]
-    fn row_claims() {
-        assert!(claim(
-            "UPDATE JOBS SET OWNER = $1, LOCKED_AT = NOW() WHERE ID = $2 AND OWNER IS NULL"
-        ));
-        assert!(!claim(
-            "UPDATE JOBS SET STATUS = 'DONE' WHERE ID = $1 AND DELETED_AT IS NULL"
-        ));
-        assert!(!claim("SELECT * FROM JOBS WHERE OWNER IS NULL"));
-        // Claims: a flag, an expired lease, a reservation column.
-        assert!(claim(
-            "UPDATE TASKS SET PICKED = TRUE, PICKED_BY = ? WHERE NAME = ? AND PICKED = FALSE"
-        ));
-        assert!(claim(
-            "UPDATE LEASES SET LEASED_BY = $1, LEASE_UNTIL = NOW() + $2 WHERE NAME = $3 AND LEASE_UNTIL < NOW()"
-        ));
-        assert!(claim(
-            "UPDATE NODES SET RESERVATION = :TAG WHERE ID = :ID AND RESERVATION IS NULL"
-        ));
-        // Near misses: backfills, soft deletes, monotonic timestamps.
-        assert!(!claim(
-            "UPDATE USERS SET ROLE = 'MEMBER' WHERE ROLE IS NULL"
-        ));
-        assert!(!claim(
-            "UPDATE BLOCKED SET IGNORE_AFTER = CURRENT_TIMESTAMP, IGNORED_BY = %(BY)S WHERE ADDRESS = %(A)S AND (IGNORE_AFTER IS NULL OR IGNORE_AFTER > CURRENT_TIMESTAMP)"
-        ));
-        assert!(!claim(
-            "UPDATE APIKEY SET LAST_USED = ? WHERE ID = ? AND (LAST_USED IS NULL OR LAST_USED < ?)"
-        ));
-        assert!(!claim(
-            "UPDATE ATTRIBUTION SET DELETED_AT = NOW() WHERE FINDING_ID = ? AND DELETED_AT IS NULL"
-        ));
-        assert!(!claim(
-            "UPDATE ITEMS SET BLOCKED = TRUE WHERE BLOCKED = FALSE"
-        ));
-        // Template text keeps its quotes.
-        assert!(claim(
-            "F\"UPDATE T SET OWNER = {ME} WHERE ID = 1 AND OWNER IS NULL\""
-        ));
-        assert!(!claim(
-            "\"NOT AN UPDATE SET OWNER = 1 WHERE OWNER IS NULL\""
-        ));
-    }
+    use super::{reads_as_sql, squeeze, uses, SqlRole};
 
     #[test]
     fn sql_tokens_not_substrings() {

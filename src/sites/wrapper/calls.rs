@@ -231,6 +231,46 @@ fn defines_own(model: &FileModel, call: &Call, name: &str) -> bool {
     }
 }
 
+/// Is the receiver of `call` (named `last`) built by a constructor of the
+/// wrapper's own package, on the spot or bound before: `dbsqlc.New().
+/// LeaderAttemptElect(..)`, `q := store.NewQueries(db); q.LockJob(..)`? Go's
+/// `New` returns the package's type whatever it is called, so a method of
+/// that name there is the wrapper. The package is the wrapper's when the
+/// import path ends with its folder (3) or with its last three folders (2: the
+/// scan's root may sit above the module's); another `internal/dbsqlc` of the
+/// project (one per driver) shares only its last two.
+fn built_by_package(model: &FileModel, call: &Call, last: &str, w: &Wrapper) -> Option<u8> {
+    let prefix = profile(model.language).constructor_prefix?;
+    let folder: Vec<&str> = (w.dir.iter().filter_map(|d| d.to_str()))
+        .filter(|d| *d != ".")
+        .collect();
+    let receiver = call.receiver.as_deref().and_then(|r| r.as_call());
+    let bound = bindings(model, call, last)
+        .into_iter()
+        .filter_map(|a| a.value.as_call());
+    receiver
+        .into_iter()
+        .chain(bound)
+        .filter_map(|id| {
+            let (package, function) = model.call(id).callee.rsplit_once('.')?;
+            let import = model
+                .imports
+                .iter()
+                .find(|i| i.alias.as_deref() == Some(package) || package_of(i) == Some(package))?;
+            let shared = (import.path.rsplit('/'))
+                .zip(folder.iter().rev())
+                .take_while(|(a, b)| a == *b)
+                .count();
+            match shared {
+                _ if !function.starts_with(prefix) => None,
+                n if n == folder.len() => Some(3),
+                n if n >= 3 => Some(2),
+                _ => None,
+            }
+        })
+        .max()
+}
+
 /// The import that brings `class` into `model` by name (`import { Runner }
 /// from ..`, `from locks import Runner`, `import a.b.Runner;`).
 pub(super) fn class_import<'m>(model: &'m FileModel, class: &str) -> Option<&'m Import> {
@@ -289,6 +329,9 @@ pub(super) fn calls_wrapper(
                 || last.eq_ignore_ascii_case(&w.stem.replace('_', ""))
             {
                 return Some(3);
+            }
+            if let Some(strength) = built_by_package(model, call, last, w) {
+                return Some(strength);
             }
             let class = w.class.as_deref()?;
             // An unexported Go type is reached from another package only
