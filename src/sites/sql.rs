@@ -311,11 +311,17 @@ pub(super) fn site(lock: &SqlLock, sql: &str, key: Option<Expr>, base: LockSite)
         try_acquire: lock.try_acquire && (lock.row_claim || !writes(sql)) && !definition,
         expects_release: scope == Scope::Session && !definition,
         usual: lock.usual.clone().filter(|_| !definition),
-        evidence: vec![match lock.row_claim {
-            true => "SQL text claims a lock-table row".to_string(),
-            false => format!("SQL text calls {}", lock.needle.trim_end_matches('(')),
-        }],
+        evidence: vec![format!("SQL text {}", takes(lock))],
         ..base
+    }
+}
+
+/// What text taking `lock` does, for evidence: `calls FOR UPDATE`,
+/// `claims a lock-table row`.
+pub(super) fn takes(lock: &SqlLock) -> String {
+    match lock.row_claim {
+        true => "claims a lock-table row".to_string(),
+        false => format!("calls {}", lock.needle.trim_end_matches('(')),
     }
 }
 

@@ -10,7 +10,7 @@
 //! other builders (`locked(schema, sql)` → `transaction([advisoryLock(..), sql])`)
 //! and across files to the query call.
 
-use super::sql::{acquired, defines_routine, inline_key, site, sql_text, squeeze};
+use super::sql::{acquired, defines_routine, inline_key, site, sql_text, squeeze, takes};
 use super::{LockObject, LockSite, ObjectMethods, SiteKind};
 use crate::catalog::Catalog;
 use crate::model::{ExitKind, ExprKind, FileModel, Language, Span};
@@ -70,10 +70,7 @@ pub(super) fn analyze(
             inline_key(returned, exit.span, &lock.needle),
             LockSite::base(0, exit.span, Some(func), SiteKind::Sql),
         );
-        built.evidence = vec![format!(
-            "returns SQL text that calls {}",
-            lock.needle.trim_end_matches('(')
-        )];
+        built.evidence = vec![format!("returns SQL text that {}", takes(lock))];
         done.insert(func);
         objects.push(LockObject {
             site: built,
