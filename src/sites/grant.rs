@@ -9,17 +9,34 @@ use super::{LockSite, Wait};
 use crate::catalog::LockSpec;
 use crate::model::{Call, CallId, FileModel};
 
-/// Does the release `c` name the key the acquisition `call` took (its first
-/// argument, written the same)?
+/// Does the release `c` name the key the acquisition `call` took, written
+/// the same? The key is read from both calls by the API's key slot (consul's
+/// `Acquire(&api.KVPair{Key: kvKey, ..})` and `Release(&api.KVPair{Key: kvKey,
+/// Session: id})`), else from the release's first argument (`unlock(NODE)`).
 pub(super) fn same_key(model: &FileModel, spec: &LockSpec, call: &Call, c: &Call) -> bool {
-    let key = spec
-        .key
-        .as_ref()
-        .and_then(|s| slot_values(model, call, s).into_iter().next());
-    key.is_some_and(|k| {
-        c.positional(0)
-            .is_some_and(|a| squeezed(&a.text) == squeezed(&k.text))
-    })
+    let Some(slot) = spec.key.as_ref() else {
+        return false;
+    };
+    let Some(key) = slot_values(model, call, slot).into_iter().next() else {
+        return false;
+    };
+    let released = slot_values(model, c, slot)
+        .into_iter()
+        .next()
+        .or_else(|| c.positional(0).cloned());
+    released.is_some_and(|r| squeezed(&r.text) == squeezed(&key.text))
+}
+
+/// The manager a call is made on, as written: its last two segments
+/// (`client.KV()`), so that `l.client.KV()` in the acquiring method and
+/// `l.leaser.client.KV()` in its lease's `Close` are the same client.
+pub(super) fn manager(receiver: &str) -> String {
+    let receiver = squeezed(receiver);
+    let mut parts = receiver.rsplitn(3, '.');
+    match (parts.next(), parts.next()) {
+        (Some(last), Some(before)) => format!("{before}.{last}"),
+        _ => receiver,
+    }
 }
 
 /// `text` without its whitespace: a chain split over lines (`client\n  .getLockClient()`)

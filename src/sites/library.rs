@@ -494,15 +494,19 @@ pub fn analyze(
             // `rl.lock(..)` ... `rl.unlock(&lock)`: a manager release in the same
             // function pairs even when the handle came through a `match`.
             // In another function (`lockIginx()` / `releaseIginx()`), it must
-            // also name the same key.
+            // also name the same key, and the manager may be reached another
+            // way (`l.client.KV()`, `l.leaser.client.KV()`).
+            let written = |call: &Call, read: fn(&str) -> String| {
+                call.receiver.as_deref().map(|r| read(&r.text))
+            };
             let same_manager = spec.acquires == Acquires::Now
                 && c.receiver.is_some()
-                && c.receiver.as_deref().map(|r| grant::squeezed(&r.text))
-                    == call.receiver.as_deref().map(|r| grant::squeezed(&r.text))
                 && if c.func == call.func {
-                    c.span.start > call.span.end
+                    written(c, grant::squeezed) == written(call, grant::squeezed)
+                        && c.span.start > call.span.end
                 } else {
-                    grant::same_key(model, spec, call, c)
+                    written(c, grant::manager) == written(call, grant::manager)
+                        && grant::same_key(model, spec, call, c)
                 };
             if !same_manager
                 && !handles
