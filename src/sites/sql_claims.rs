@@ -81,7 +81,8 @@ fn update_claim(sql: &str, stems: &[String]) -> bool {
 /// ON CONFLICT (..) DO UPDATE SET "expiresAt" = .. WHERE "Lease"."expiresAt" <
 /// now()`, MySQL `INSERT IGNORE INTO locks ..`: the row goes in only where no
 /// live one holds its key, and the row returned (or the affected count) says
-/// who won. The table must be a lock table by name: a job table's singleton
+/// who won, and the row carries a value given at run time (who claims). The
+/// table must be a lock table by name: a job table's singleton
 /// insert (`heartbeat_seconds`, `expire_seconds` columns) or an idempotent
 /// insert of ordinary data (`INSERT INTO events .. DO NOTHING`) claims nothing,
 /// and an upsert that overwrites unconditionally (`DO UPDATE SET owner =
@@ -116,7 +117,27 @@ fn insert_claim(sql: &str, claim: &SqlLock) -> bool {
                     .split_once("DO UPDATE SET ")
                     .is_some_and(|(_, set)| set.contains(" WHERE "))
         });
-    guarded && claimant_column(&table, &claim.lock_tables)
+    guarded && claimant_column(&table, &claim.lock_tables) && runtime_value(after)
+}
+
+/// Does the (uppercase) text pass a value in at run time: a placeholder
+/// (`$1`, `?`, `:name`, `%s`, `@p`) or an interpolation (`${me}`, `{me}`)?
+/// A claim writes who claims; a migration seeding a lock table's rows
+/// (`VALUES ('TRIGGER_ACCESS') ON CONFLICT DO NOTHING`) writes constants.
+fn runtime_value(sql: &str) -> bool {
+    let b = sql.as_bytes();
+    let next_is = |i: usize, f: fn(&u8) -> bool| b.get(i + 1).is_some_and(f);
+    b.iter().enumerate().any(|(i, c)| match c {
+        b'?' | b'{' => true,
+        b'$' => next_is(i, |n| n.is_ascii_digit() || *n == b'{'),
+        b'%' => next_is(i, |n| matches!(n, b'S' | b'(')),
+        b'@' => next_is(i, u8::is_ascii_alphabetic),
+        // `:name`, not a cast's `::TEXT`.
+        b':' => {
+            next_is(i, u8::is_ascii_alphabetic) && i.checked_sub(1).is_none_or(|p| b[p] != b':')
+        }
+        _ => false,
+    })
 }
 
 #[cfg(test)]
@@ -207,5 +228,12 @@ mod tests {
             "INSERT INTO BLOCKS(HASH, OWNER_ID) VALUES ($1, $2) ON CONFLICT DO NOTHING"
         ));
         assert!(!claim("INSERT INTO LOCKS(NAME, OWNER) VALUES ($1, $2)"));
+        // A migration seeding a lock table's rows writes no claimant.
+        assert!(!claim(
+            "INSERT INTO QRTZ_LOCKS(SCHED_NAME, LOCK_NAME) VALUES ('S', 'TRIGGER_ACCESS') ON CONFLICT DO NOTHING"
+        ));
+        assert!(!claim(
+            "INSERT INTO APP_LOCKS(NAME) VALUES ('JOBS'::TEXT) ON CONFLICT DO NOTHING"
+        ));
     }
 }

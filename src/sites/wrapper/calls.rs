@@ -240,6 +240,8 @@ fn defines_own(model: &FileModel, call: &Call, name: &str) -> bool {
 /// scan's root may sit above the module's); another `internal/dbsqlc` of the
 /// project (one per driver) shares only its last two.
 fn built_by_package(model: &FileModel, call: &Call, last: &str, w: &Wrapper) -> Option<u8> {
+    // Only a method is called on what a constructor built.
+    w.class.as_ref()?;
     let prefix = profile(model.language).constructor_prefix?;
     let folder: Vec<&str> = (w.dir.iter().filter_map(|d| d.to_str()))
         .filter(|d| *d != ".")
