@@ -31,7 +31,8 @@ declare_rule! {
     ///
     /// ## Not flagged
     /// Results tested by `if`/`while`/`match`/ternaries/`unless`, returned to
-    /// the caller, or passed on; blocking acquires that raise or wait
+    /// the caller, or passed on; a SQL claim whose `cur.rowcount` is tested,
+    /// returned or kept in a name (`won = cur.rowcount == 1`); blocking acquires that raise or wait
     /// (Redisson `lock()`, `with r.lock(...)`).
     /// De-duplication markers (class `marker`: a `SET NX` key such as
     /// `trace:{id}:seen` that records that something happened, not a lock).
@@ -72,7 +73,8 @@ fn consumed(fa: &FileAnalysis, site: &LockSite, var: &str, after: usize) -> bool
 }
 
 /// For SQL the row comes back through the cursor: a later fetch on it
-/// (`cur.fetchone()`, `rows.Scan(..)`) or a read of `cur.rowcount` consumes it.
+/// (`cur.fetchone()`, `rows.Scan(..)`) or a read of `cur.rowcount` (tested,
+/// returned, or kept: `won = cur.rowcount == 1`) consumes it.
 fn sql_fetched(fa: &FileAnalysis, site: &LockSite) -> bool {
     let model = fa.model;
     let call = model.call(site.call);
@@ -99,6 +101,10 @@ fn sql_fetched(fa: &FileAnalysis, site: &LockSite) -> bool {
             .exits
             .iter()
             .any(|e| after(e.span.start, e.func) && e.value.contains(&rowcount))
+        || model
+            .assigns
+            .iter()
+            .any(|a| after(a.span.start, a.func) && a.value.text.contains(&rowcount))
 }
 
 fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
