@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::script::{defined_invocations, expand_script, flatten, script_invocations};
+use super::slots::slot_values;
 use super::{receiver, resolve};
 use crate::catalog::{Api, ApiKind, ArgIs, ArgRole, Catalog, CommandSpec, Slot};
 use crate::model::{Call, CallId, Expr, ExprKind, FileModel, Span};
@@ -62,46 +63,6 @@ impl Collected {
     fn take(&mut self, role: ArgRole) -> Vec<Expr> {
         self.roles.remove(&role).unwrap_or_default()
     }
-}
-
-/// The values a slot selects. A keyword is looked up as a named argument,
-/// then as a functional option (`redsync.WithExpiry(d)` in any position), then
-/// as a key of an options object / struct literal (`{lockTimeout: 10000}`,
-/// `&redislock.Options{Token: t}`).
-pub fn slot_values(model: &FileModel, call: &Call, slot: &Slot) -> Vec<Expr> {
-    if let Some(kw) = &slot.kw {
-        if let Some(v) = call.keyword(kw) {
-            return vec![v.clone()];
-        }
-        for a in call.args.iter().filter(|a| a.name.is_none()) {
-            match &a.value.peel().kind {
-                ExprKind::Call(id) if &model.call(*id).name == kw => {
-                    return model
-                        .call(*id)
-                        .args
-                        .first()
-                        .map(|x| x.value.clone())
-                        .into_iter()
-                        .collect();
-                }
-                ExprKind::Map(pairs) => {
-                    let hit = pairs
-                        .iter()
-                        .find(|(k, _)| k.as_str().unwrap_or(&k.text) == kw);
-                    if let Some((_, v)) = hit {
-                        return vec![v.clone()];
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    let Some(pos) = slot.pos else {
-        return Vec::new();
-    };
-    let positional = call.args.iter().filter(|a| a.name.is_none()).skip(pos);
-    let take = if slot.rest { usize::MAX } else { 1 };
-    positional.take(take).map(|a| a.value.clone()).collect()
 }
 
 /// For every call: which call continues its chain (`x.arg(..)` after `x`).

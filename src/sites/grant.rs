@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::command::slot_values;
+use super::slots::slot_values;
 use super::{LockSite, Wait};
 use crate::catalog::LockSpec;
 use crate::model::{Call, CallId, FileModel};

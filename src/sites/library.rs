@@ -10,9 +10,10 @@
 
 use std::collections::HashMap;
 
-use super::command::{chain_end, match_api, match_subclass, slot_values};
+use super::command::{chain_end, match_api, match_subclass};
 use super::grant;
 use super::lock_durations::{as_of, ttl_of, wait_of};
+use super::slots::slot_values;
 use super::{resolve, LockObject, LockSite, ObjectMethods, Release, SiteKind, Wait};
 use crate::catalog::{AcquireMethod, Acquires, ApiKind, Catalog, Library, LockSpec};
 use crate::lang::profile::profile;

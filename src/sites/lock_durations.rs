@@ -2,7 +2,7 @@
 //! own slot first, then the factory's, each as the version of the library the
 //! project uses reads it (`before:`).
 
-use super::command::slot_values;
+use super::slots::slot_values;
 use super::{duration, resolve, Ttl, Wait};
 use crate::catalog::raw::{DurationDefault, DurationUnit, RawBefore};
 use crate::catalog::{AcquireMethod, DurationSlot, LockSpec, Scope, Slot};

@@ -22,6 +22,7 @@ pub mod receiver;
 pub mod resolve;
 mod script;
 mod site;
+mod slots;
 pub mod sql;
 mod sql_builders;
 mod sql_claims;

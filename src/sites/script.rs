@@ -4,9 +4,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::command::{apply_words, slot_values, Command, ScriptOrigin};
+use super::command::{apply_words, Command, ScriptOrigin};
 use super::lua::{self, LuaArg};
 use super::resolve;
+use super::slots::slot_values;
 use crate::catalog::{Api, ArgRole, Catalog, Slot};
 use crate::model::{Call, CallId, Expr, ExprKind, FileModel, Usage};
 
