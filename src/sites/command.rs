@@ -348,6 +348,31 @@ pub fn commands(
     out
 }
 
+/// Follows `start`'s builder chain (`.arg(x).arg(y)`), collecting each link's
+/// argument under its role: the last link and where it ends.
+fn follow_chain(
+    model: &FileModel,
+    api: &Api,
+    next: &HashMap<CallId, CallId>,
+    start: CallId,
+    got: &mut Collected,
+) -> (CallId, usize) {
+    let mut cur = start;
+    let mut end = model.call(start).span.end;
+    while let Some(&n) = next.get(&cur) {
+        let c = model.call(n);
+        let Some(role) = api.chain.get(&c.name) else {
+            break;
+        };
+        if let Some(a) = c.args.first() {
+            got.push(*role, a.value.clone());
+        }
+        end = c.span.end;
+        cur = n;
+    }
+    (cur, end)
+}
+
 fn build(
     model: &FileModel,
     catalog: &Catalog,
@@ -365,20 +390,35 @@ fn build(
         }
     }
     // Builder chain: `.arg(x)` / `.key(k)` calls that follow this one.
-    let mut end = call.span.end;
-    let mut cur = call.id;
-    while let Some(&n) = next.get(&cur) {
-        let c = model.call(n);
-        let Some(role) = api.chain.get(&c.name) else {
-            break;
-        };
-        if let Some(a) = c.args.first() {
-            got.push(*role, a.value.clone());
+    let (cur, end) = follow_chain(model, api, next, call.id, &mut got);
+    let mut sent = (call.id, Span::new(call.span.start, end));
+    // A builder bound to a local grows in later statements (`let mut cmd =
+    // redis::Cmd::set(k, v); cmd.arg("PX").arg(ms); cmd.arg("NX");`) and is
+    // sent by the first other call on it (`cmd.query_async(&mut con)`).
+    let bound = model
+        .call(cur)
+        .usage
+        .bound()
+        .filter(|_| !api.chain.is_empty());
+    if let Some(name) = bound {
+        let later = model
+            .calls_in(call.func)
+            .filter(|c| c.span.start >= end && c.receiver.as_ref().is_some_and(|r| r.text == name));
+        for c in later {
+            match api.chain.get(&c.name) {
+                Some(role) => {
+                    if let Some(a) = c.args.first() {
+                        got.push(*role, a.value.clone());
+                    }
+                    follow_chain(model, api, next, c.id, &mut got);
+                }
+                None => {
+                    sent = (c.id, c.span);
+                    break;
+                }
+            }
         }
-        end = c.span.end;
-        cur = n;
     }
-    let span = Span::new(call.span.start, end);
     let mut flags = BTreeMap::new();
     for (flag, slot) in &api.flags {
         if let Some(v) = slot_values(model, call, slot).into_iter().next() {
@@ -413,8 +453,8 @@ fn build(
     let mut cmd = Command {
         name: name.clone(),
         api: api_id,
-        call: call.id,
-        span,
+        call: sent.0,
+        span: sent.1,
         keys: got.take(ArgRole::Key),
         value: got.take(ArgRole::Value).into_iter().next(),
         ttl: got.take(ArgRole::Ttl).into_iter().next(),
