@@ -104,7 +104,12 @@ pub(super) fn sql_gates(library: &str, triggers: &[String], locks: &[SqlLock]) -
         let updates = std::iter::once("UPDATE".to_string()).chain(claim.update_methods.clone());
         let mut gate = Gate::new(library, None, triggers, updates.collect());
         gate.claimants = claim.claimants.clone();
+        // Who and when of a claim written together (`locked_by = ?, locked_at = ?`):
+        // the `_by` of a claimant stem.
+        let mut pair = gate.clone();
+        pair.triggers = vec!["_by".to_string()];
         gates.push(gate);
+        gates.push(pair);
         if claim.lock_tables.is_empty() {
             continue;
         }

@@ -223,6 +223,10 @@ var mu sync.Mutex
             "sql = \"INSERT IGNORE INTO app_locks (name, owner) VALUES (?, ?)\"\n",
             Python
         ));
+        // Who and when of a claim: the `_by` of a claimant stem, near an update.
+        let reserve = "count = scope.update_all(locked_at: now, locked_by: worker.name)\n";
+        assert!(parsed(reserve, Ruby));
+        assert!(!parsed(&reserve.replace("locked_", "updated_"), Ruby));
     }
 
     #[test]

@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 
 use super::command::chain_end;
-use super::sql_claims::claimant_column;
+use super::sql_claims::{claimant_column, claimant_pair};
 use super::{LockSite, SiteKind, Ttl, Wait};
 use crate::catalog::{Catalog, Scope, SqlLock};
 use crate::model::{mentions, Call, CallId, Expr, ExprKind, FileModel, Usage};
@@ -49,7 +49,7 @@ pub fn analyze(
         }
     }
     for call in updates {
-        let Some(column) = claimed(model, claim, call, next) else {
+        let Some(how) = claimed(model, claim, call, next) else {
             continue;
         };
         let end = chain_end(next, call.id);
@@ -66,16 +66,14 @@ pub fn analyze(
             wait: Wait::NoWait,
             try_acquire: true,
             usual: claim.usual.clone(),
-            evidence: vec![format!(
-                "`{}` sets claimant column `{column}` where it is free",
-                call.name
-            )],
+            evidence: vec![format!("`{}` {how}", call.name)],
             ..LockSite::base(run.id, run.span, run.func, SiteKind::Sql)
         });
     }
 }
 
-/// The claimant column `call` writes on rows its chain requires free.
+/// How `call` claims: the claimant column it writes on rows its chain
+/// requires free, or who and when of a claim written together.
 fn claimed(
     model: &FileModel,
     claim: &SqlLock,
@@ -84,6 +82,31 @@ fn claimed(
 ) -> Option<String> {
     let written = assignments(call);
     let chain = chain_of(model, call, next);
+    // Who and when written (`update_all(locked_at: now, locked_by: worker.name)` on a
+    // scope passed in), unless the chain tests who holds it (a renewal).
+    let constant = |v: &Expr| {
+        matches!(
+            v.peel().kind,
+            ExprKind::Str(_) | ExprKind::Int(_) | ExprKind::Bool(_) | ExprKind::Null
+        )
+    };
+    let columns = written
+        .iter()
+        .map(|(c, v)| (c.as_str(), !constant(v), v.is_nullish()));
+    if let Some(by) = claimant_pair(columns, &claim.claimants) {
+        let tested = chain.iter().any(|c| {
+            c.id != call.id
+                && c.args.iter().any(|a| {
+                    a.name
+                        .as_deref()
+                        .is_some_and(|n| n.starts_with(by.as_str()))
+                        || mentions(&a.value.text, &by)
+                })
+        });
+        if !tested {
+            return Some(format!("writes who and when of a claim (`{by}`)"));
+        }
+    }
     written
         .into_iter()
         .filter(|(col, value)| claimant_column(col, &claim.claimants) && !value.is_nullish())
@@ -98,6 +121,7 @@ fn claimed(
                 })
             })
         })
+        .map(|col| format!("sets claimant column `{col}` where it is free"))
 }
 
 /// The columns a call sets: keyword arguments (`update_all(locked_by: me)`,

@@ -45,6 +45,13 @@ fn sql_text_within(model: &FileModel, e: &Expr, func: Option<usize>, depth: u8) 
             }
             Some(parts.to_ascii_uppercase())
         }
+        // Rails' array form: `find_by_sql([sql, now, worker.name])`,
+        // `sanitize_sql(["UPDATE .. SET locked_by = ?", me])`.
+        // A list of calls (`$transaction([db.$executeRaw(..), ..])`) runs each where written.
+        ExprKind::List(items) if depth > 0 => items
+            .first()
+            .filter(|first| first.peel().as_call().is_none())
+            .and_then(|first| sql_text_within(model, first, func, depth - 1)),
         // `text("...")`, `sqlx::query("...")`, `knex.raw("...")`, quartz's `rtp(SELECT_..)`
         // over a concatenated constant, `String.format(Locale.ROOT, UPDATE_SQL, table)`,
         // `text(qualified(schema, LOCK_SQL))`: the first argument that holds text.

@@ -59,10 +59,24 @@ fn update_claim(sql: &str, stems: &[String]) -> bool {
     let Some((assignments, condition)) = after_set.split_once(" WHERE ") else {
         return false;
     };
-    let claimants: Vec<String> = assignments
+    let written: Vec<(String, &str)> = assignments
         .split(',')
         .filter_map(|a| a.split_once('='))
-        .map(|(col, _)| ident(col))
+        .map(|(col, value)| (ident(col), value.trim()))
+        .collect();
+    if claimant_pair(
+        written
+            .iter()
+            .map(|(c, v)| (c.as_str(), runtime_value(v), *v == "NULL")),
+        stems,
+    )
+    .is_some_and(|by| !condition.contains(by.as_str()))
+    {
+        return true;
+    }
+    let claimants: Vec<String> = written
+        .into_iter()
+        .map(|(col, _)| col)
         .filter(|c| claimant_column(c, stems))
         .collect();
     const FREE: &[&str] = &[
@@ -73,6 +87,28 @@ fn update_claim(sql: &str, stems: &[String]) -> bool {
             let col = condition[..i].rsplit([' ', '(']).next().unwrap_or("");
             claimants.contains(&ident(col))
         })
+    })
+}
+
+/// Who and when of one claim, both written (`locked_by = ?, locked_at = ?`,
+/// Rails `update_all(locked_at: now, locked_by: worker.name)`): the `_by` column
+/// of a claimant stem given a run-time value, its `_at` column anything but
+/// null. A claim even where the rows' "free" condition is out of sight (a scope
+/// passed in, `WHERE id IN (#{subquery})`). Returns the `_by` column: a
+/// statement that also tests it (`.. WHERE locked_by = ?`) renews a claim the
+/// caller holds. Columns come as (name, run-time value, null).
+pub(super) fn claimant_pair<'c>(
+    written: impl Iterator<Item = (&'c str, bool, bool)> + Clone,
+    stems: &[String],
+) -> Option<String> {
+    written.clone().find_map(|(by, runtime, _)| {
+        let lower = by.to_ascii_lowercase();
+        let stem = lower.strip_suffix("_by")?;
+        let at = format!("{stem}_at");
+        let paired = written
+            .clone()
+            .any(|(c, _, null)| c.eq_ignore_ascii_case(&at) && !null);
+        (runtime && paired && claimant_column(stem, stems)).then(|| by.to_string())
     })
 }
 
@@ -124,7 +160,7 @@ fn insert_claim(sql: &str, claim: &SqlLock) -> bool {
 /// (`$1`, `?`, `:name`, `%s`, `@p`) or an interpolation (`${me}`, `{me}`)?
 /// A claim writes who claims; a migration seeding a lock table's rows
 /// (`VALUES ('TRIGGER_ACCESS') ON CONFLICT DO NOTHING`) writes constants.
-fn runtime_value(sql: &str) -> bool {
+pub(super) fn runtime_value(sql: &str) -> bool {
     let b = sql.as_bytes();
     let next_is = |i: usize, f: fn(&u8) -> bool| b.get(i + 1).is_some_and(f);
     b.iter().enumerate().any(|(i, c)| match c {
@@ -185,6 +221,21 @@ mod tests {
         ));
         assert!(!claim(
             "UPDATE ITEMS SET BLOCKED = TRUE WHERE BLOCKED = FALSE"
+        ));
+        // Who and when written, the free condition out of sight (delayed_job's
+        // `WHERE id IN (#{subquery})`); near misses: a release to null, a
+        // renewal by the holder, constants.
+        assert!(claim(
+            "UPDATE JOBS SET LOCKED_AT = ?, LOCKED_BY = ? WHERE ID IN (#{SUBQUERY_SQL})"
+        ));
+        assert!(!claim(
+            "UPDATE JOBS SET LOCKED_AT = NULL, LOCKED_BY = NULL WHERE LOCKED_BY = ?"
+        ));
+        assert!(!claim(
+            "UPDATE JOBS SET LOCKED_AT = NOW(), LOCKED_BY = ? WHERE ID = ? AND LOCKED_BY = ?"
+        ));
+        assert!(!claim(
+            "UPDATE REVIEWS SET UPDATED_AT = NOW(), UPDATED_BY = ? WHERE ID = ?"
         ));
         // Template text keeps its quotes.
         assert!(claim(
