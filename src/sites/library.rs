@@ -386,10 +386,12 @@ pub fn analyze(
         // its keyword arguments are the library's (`ttl=ttl`); the key it
         // builds from them is its own business, unknown here.
         let keywords;
+        let mut subclass = None;
         let (call, (api_id, evidence)) = match match_api(model, catalog, call) {
             Some(m) => (call, m),
             None => match match_subclass(model, catalog, call) {
                 Some(m) => {
+                    subclass = Some(call.name.as_str());
                     keywords = Call {
                         args: call
                             .args
@@ -467,6 +469,30 @@ pub fn analyze(
                 methods: object_methods(spec),
             });
         }
+        // A subclass of the library's lock (`class ActualLock(Lock)`) takes and
+        // frees it in its own methods (`res = self.acquire()` in `__enter__`).
+        let own_method = |c: &Call| {
+            subclass.is_some_and(|class| {
+                c.receiver
+                    .as_deref()
+                    .is_some_and(|r| resolve::is_self(model, c.func, &r.text))
+                    && c.func.is_some_and(|f| {
+                        let name = model.functions[f].name.strip_prefix(class);
+                        name.is_some_and(|m| m.starts_with(['.', ':']))
+                    })
+            })
+        };
+        if spec.acquires == Acquires::OnUse {
+            for c in model.calls.iter().filter(|c| own_method(c)) {
+                let Some(m) = acquire_method(spec, c) else {
+                    continue;
+                };
+                if !on_use.contains_key(&c.span) {
+                    on_use.insert(c.span, sites.len());
+                    sites.push(cx.site(call, c, Some(m), c.span));
+                }
+            }
+        }
         // Releases: on the object / handle, or the handle passed to the manager.
         // A release with no acquisition in sight (`getLock(k).forceUnlock()`) still counts.
         let handles: Vec<Binding> = std::iter::once(object)
@@ -510,6 +536,7 @@ pub fn analyze(
                         && grant::same_key(model, spec, call, c)
                 };
             if !same_manager
+                && !own_method(c)
                 && !handles
                     .iter()
                     .any(|h| h.is_receiver_of(model, c) || h.is_argument_of(model, c))
