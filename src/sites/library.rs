@@ -487,8 +487,8 @@ pub fn analyze(
                 let Some(m) = acquire_method(spec, c) else {
                     continue;
                 };
-                if !on_use.contains_key(&c.span) {
-                    on_use.insert(c.span, sites.len());
+                if let std::collections::hash_map::Entry::Vacant(e) = on_use.entry(c.span) {
+                    e.insert(sites.len());
                     sites.push(cx.site(call, c, Some(m), c.span));
                 }
             }
