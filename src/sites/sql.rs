@@ -45,6 +45,10 @@ fn sql_text_within(model: &FileModel, e: &Expr, func: Option<usize>, depth: u8) 
             }
             Some(parts.to_ascii_uppercase())
         }
+        // `&self.sql_set.campaign`: a record field read, the record built in this file.
+        ExprKind::Name(path) if depth > 0 && path.contains('.') => {
+            record_field_text(model, path, func, depth - 1)
+        }
         // Rails' array form: `find_by_sql([sql, now, worker.name])`,
         // `sanitize_sql(["UPDATE .. SET locked_by = ?", me])`.
         // A list of calls (`$transaction([db.$executeRaw(..), ..])`) runs each where written.
@@ -68,6 +72,60 @@ fn sql_text_within(model: &FileModel, e: &Expr, func: Option<usize>, depth: u8) 
         }),
         _ => None,
     }
+}
+
+/// The SQL text a record field holds when this file builds the record with
+/// one initializer for it (`ElectionSqlSet { campaign: self.campaign_sql(), .. }`
+/// kept in a field and read as `self.sql_set.campaign`): the initializer's
+/// text, or the only `return` of the same-file function it calls.
+fn record_field_text(
+    model: &FileModel,
+    path: &str,
+    func: Option<usize>,
+    depth: u8,
+) -> Option<String> {
+    let field = path.rsplit('.').next()?;
+    let mut inits = model.record_fields.iter().filter(|(f, _)| f == field);
+    let (Some((_, value)), None) = (inits.next(), inits.next()) else {
+        return None;
+    };
+    if let Some(id) = value.peel().as_call() {
+        let helper = model.function_named(&model.call(id).name)?;
+        let mut returns = model
+            .exits_in(Some(helper.id))
+            .filter(|x| x.kind == crate::model::ExitKind::Return);
+        return match (returns.next(), returns.next()) {
+            (Some(only), None) => Some(literals(&only.value)).filter(|t| !t.trim().is_empty()),
+            _ => None,
+        };
+    }
+    sql_text_within(model, value, func, depth)
+}
+
+/// The quoted parts of source text, uppercased: what a statement may say,
+/// never the code around it (`etcd.get_lock('attribute/%s' % kind)` calls no
+/// SQL `GET_LOCK`).
+pub(super) fn literals(code: &str) -> String {
+    let mut out = String::new();
+    let mut quote = None;
+    let mut escaped = false;
+    for c in code.chars() {
+        match quote {
+            None if matches!(c, '"' | '\'' | '`') => quote = Some(c),
+            None => {}
+            Some(_) if escaped => {
+                escaped = false;
+                out.push(c.to_ascii_uppercase());
+            }
+            Some(_) if c == '\\' => escaped = true,
+            Some(q) if c == q => {
+                quote = None;
+                out.push(' ');
+            }
+            Some(_) => out.push(c.to_ascii_uppercase()),
+        }
+    }
+    out
 }
 
 /// `pg_advisory_unlock(..)` / `RELEASE_LOCK(..)`: releases the session lock
@@ -400,6 +458,17 @@ fn writes(sql: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::{reads_as_sql, squeeze, uses, SqlRole};
+
+    #[test]
+    fn literals_keep_only_quoted_text() {
+        use super::literals;
+        assert_eq!(literals("etcd.get_lock('a/%s' % kind)").trim(), "A/%S");
+        assert_eq!(
+            literals("`SELECT pg_try_advisory_lock(${k})` + \"x\\\"y\"").trim(),
+            "SELECT PG_TRY_ADVISORY_LOCK(${K}) X\"Y"
+        );
+        assert_eq!(literals("lockClause"), "");
+    }
 
     #[test]
     fn sql_tokens_not_substrings() {

@@ -10,7 +10,7 @@
 //! other builders (`locked(schema, sql)` → `transaction([advisoryLock(..), sql])`)
 //! and across files to the query call.
 
-use super::sql::{acquired, defines_routine, inline_key, site, sql_text, squeeze, takes};
+use super::sql::{acquired, defines_routine, inline_key, literals, site, sql_text, squeeze, takes};
 use super::{LockObject, LockSite, ObjectMethods, SiteKind};
 use crate::catalog::Catalog;
 use crate::model::{ExitKind, ExprKind, FileModel, Language, Span};
@@ -130,45 +130,4 @@ fn returned_text<'s>(
         }
     }
     (!text.is_empty()).then_some(text)
-}
-
-/// The quoted parts of source text, uppercased: what a statement may say,
-/// never the code around it (`etcd.get_lock('attribute/%s' % kind)` calls no
-/// SQL `GET_LOCK`).
-fn literals(code: &str) -> String {
-    let mut out = String::new();
-    let mut quote = None;
-    let mut escaped = false;
-    for c in code.chars() {
-        match quote {
-            None if matches!(c, '"' | '\'' | '`') => quote = Some(c),
-            None => {}
-            Some(_) if escaped => {
-                escaped = false;
-                out.push(c.to_ascii_uppercase());
-            }
-            Some(_) if c == '\\' => escaped = true,
-            Some(q) if c == q => {
-                quote = None;
-                out.push(' ');
-            }
-            Some(_) => out.push(c.to_ascii_uppercase()),
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::literals;
-
-    #[test]
-    fn literals_keep_only_quoted_text() {
-        assert_eq!(literals("etcd.get_lock('a/%s' % kind)").trim(), "A/%S");
-        assert_eq!(
-            literals("`SELECT pg_try_advisory_lock(${k})` + \"x\\\"y\"").trim(),
-            "SELECT PG_TRY_ADVISORY_LOCK(${K}) X\"Y"
-        );
-        assert_eq!(literals("lockClause"), "");
-    }
 }

@@ -208,6 +208,16 @@ impl<'ast> Visit<'ast> for Lowerer<'_> {
         self.with_block(GuardKind::Plain, span, |lw| visit::visit_block(lw, b));
     }
 
+    fn visit_expr_struct(&mut self, s: &'ast syn::ExprStruct) {
+        visit::visit_expr_struct(self, s);
+        for f in &s.fields {
+            if let syn::Member::Named(name) = &f.member {
+                let value = self.expr(&f.expr);
+                self.model.record_fields.push((name.to_string(), value));
+            }
+        }
+    }
+
     fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
         visit::visit_expr_call(self, c);
         let callee = self.text_at(span_of(&*c.func), &c.func);
