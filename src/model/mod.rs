@@ -476,10 +476,11 @@ pub struct FileModel {
     /// by place: a lock taken by one (`@advisory_lock("k")`) is held around
     /// the function.
     pub decorators: Vec<(Span, FuncId)>,
-    /// Field initializers of record literals (Rust `ElectionSqlSet { campaign:
-    /// self.campaign_sql(), .. }`): (field name, value). A field read whose
-    /// record is built in this file (`self.sql_set.campaign`) holds one of them.
-    pub record_fields: Vec<(String, Expr)>,
+    /// Field initializers of record literals by field name (Rust
+    /// `ElectionSqlSet { campaign: self.campaign_sql(), .. }`). A field read
+    /// whose record is built in this file (`self.sql_set.campaign`) holds one
+    /// of them; by name, so each read is one lookup.
+    pub record_fields: HashMap<String, Vec<Expr>>,
     /// `assigns` by target name, built on first [`FileModel::lookup`]: lookups
     /// run per argument, so a linear search would make dense files quadratic.
     /// Reset it after changing `assigns`.
@@ -522,7 +523,7 @@ impl FileModel {
             test_regions: Vec::new(),
             supers: HashMap::new(),
             decorators: Vec::new(),
-            record_fields: Vec::new(),
+            record_fields: HashMap::new(),
         }
     }
 

@@ -395,11 +395,12 @@ fn build(
     // A builder bound to a local grows in later statements (`let mut cmd =
     // redis::Cmd::set(k, v); cmd.arg("PX").arg(ms); cmd.arg("NX");`) and is
     // sent by the first other call on it (`cmd.query_async(&mut con)`).
+    // (A script object's keys and arguments go with each invocation instead.)
     let bound = model
         .call(cur)
         .usage
         .bound()
-        .filter(|_| !api.chain.is_empty());
+        .filter(|_| !api.chain.is_empty() && !api.args.contains_key(&ArgRole::Script));
     if let Some(name) = bound {
         let later = model
             .calls_in(call.func)

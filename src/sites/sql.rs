@@ -85,8 +85,7 @@ fn record_field_text(
     depth: u8,
 ) -> Option<String> {
     let field = path.rsplit('.').next()?;
-    let mut inits = model.record_fields.iter().filter(|(f, _)| f == field);
-    let (Some((_, value)), None) = (inits.next(), inits.next()) else {
+    let [value] = model.record_fields.get(field)?.as_slice() else {
         return None;
     };
     if let Some(id) = value.peel().as_call() {

@@ -213,7 +213,8 @@ impl<'ast> Visit<'ast> for Lowerer<'_> {
         for f in &s.fields {
             if let syn::Member::Named(name) = &f.member {
                 let value = self.expr(&f.expr);
-                self.model.record_fields.push((name.to_string(), value));
+                let inits = self.model.record_fields.entry(name.to_string());
+                inits.or_default().push(value);
             }
         }
     }
