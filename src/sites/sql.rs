@@ -88,15 +88,9 @@ fn record_field_text(
     let [value] = model.record_fields.get(field)?.as_slice() else {
         return None;
     };
-    if let Some(id) = value.peel().as_call() {
-        let helper = model.function_named(&model.call(id).name)?;
-        let mut returns = model
-            .exits_in(Some(helper.id))
-            .filter(|x| x.kind == crate::model::ExitKind::Return);
-        return match (returns.next(), returns.next()) {
-            (Some(only), None) => Some(literals(&only.value)).filter(|t| !t.trim().is_empty()),
-            _ => None,
-        };
+    if value.peel().as_call().is_some() {
+        let returned = resolve::helper_text(model, value, func)?;
+        return Some(literals(returned)).filter(|t| !t.trim().is_empty());
     }
     sql_text_within(model, value, func, depth)
 }

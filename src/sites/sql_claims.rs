@@ -160,7 +160,7 @@ fn insert_claim(sql: &str, claim: &SqlLock) -> bool {
 /// (`$1`, `?`, `:name`, `%s`, `@p`) or an interpolation (`${me}`, `{me}`)?
 /// A claim writes who claims; a migration seeding a lock table's rows
 /// (`VALUES ('TRIGGER_ACCESS') ON CONFLICT DO NOTHING`) writes constants.
-pub(super) fn runtime_value(sql: &str) -> bool {
+fn runtime_value(sql: &str) -> bool {
     let b = sql.as_bytes();
     let next_is = |i: usize, f: fn(&u8) -> bool| b.get(i + 1).is_some_and(f);
     b.iter().enumerate().any(|(i, c)| match c {
