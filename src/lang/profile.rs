@@ -40,6 +40,9 @@ pub struct Profile {
     pub calls_may_raise: bool,
     /// The exits that leave a function before a release further down.
     pub early_exits: &'static [ExitKind],
+    /// A method's last statement is its value with no `return` written
+    /// (Ruby), which the model does not record as an exit.
+    pub last_statement_returns: bool,
     /// Other files name a file by its folder (Go packages), not its stem.
     pub module_is_folder: bool,
     /// Functions and constants of the same package (folder) are visible
@@ -104,6 +107,7 @@ const C_STYLE: Profile = Profile {
     declared_types: true,
     calls_may_raise: true,
     early_exits: ALL_EXITS,
+    last_statement_returns: false,
     module_is_folder: false,
     package_scope: false,
     qualified_constants: false,
@@ -145,6 +149,7 @@ static RUBY: Profile = Profile {
     class_named_constructor: false,
     builder: Some("new"),
     declared_types: false,
+    last_statement_returns: true,
     self_params: &["self"],
     duration_calls: &[
         // ActiveSupport's Numeric durations, singular and plural.

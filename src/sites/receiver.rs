@@ -7,8 +7,10 @@
 //! directly or through an import. The returned string is the evidence shown
 //! to the user.
 
+use super::resolve;
 use crate::catalog::Library;
-use crate::model::{Call, Expr, ExprKind, FileModel};
+use crate::lang::profile::profile;
+use crate::model::{Call, CallId, Expr, ExprKind, FileModel, FuncId, Usage};
 
 /// Wrapper calls that hand back their receiver's client (`.unwrap()`, `.clone()`).
 const PASS_THROUGH: &[&str] = &[
@@ -92,7 +94,11 @@ fn type_matches(lib: &Library, ty: &str) -> Option<String> {
 }
 
 fn is_constructor(model: &FileModel, lib: &Library, e: &Expr) -> Option<String> {
-    let mut id = e.as_call()?;
+    constructor_call(model, lib, e.as_call()?)
+}
+
+/// The catalog constructor call `id` is, through `.unwrap()`-like wrappers.
+fn constructor_call(model: &FileModel, lib: &Library, mut id: CallId) -> Option<String> {
     loop {
         let call = model.call(id);
         if let Some(c) = lib
@@ -142,12 +148,49 @@ fn expr_evidence(
             let inner = model.call(*id);
             let accessor = lib.clients.accessors.contains(&inner.name);
             if !(PASS_THROUGH.contains(&inner.name.as_str()) || accessor) {
-                return None;
+                let own = match inner.receiver.as_deref() {
+                    None => true,
+                    Some(r) => r
+                        .as_name()
+                        .is_some_and(|n| resolve::is_self(model, inner.func, n)),
+                };
+                return own
+                    .then(|| factory_made(model, lib, &inner.name, inner.func))
+                    .flatten();
             }
             expr_evidence(model, lib, call, inner.receiver.as_deref()?, depth + 1)
         }
         _ => None,
     }
+}
+
+/// `client(conn).lock(k, ttl)` where this file's `def client(conn)` returns
+/// `Redlock::Client.new([conn], ..)`: a factory method's result is the client
+/// its returned constructor builds. `name` is called from `from` on this
+/// object (no receiver, `self.`), with or without parentheses (Ruby).
+fn factory_made(
+    model: &FileModel,
+    lib: &Library,
+    name: &str,
+    from: Option<FuncId>,
+) -> Option<String> {
+    let factory = model.function_named(name)?;
+    if from == Some(factory.id) {
+        return None;
+    }
+    let calls: Vec<&Call> = model.calls_in(Some(factory.id)).collect();
+    calls.iter().find_map(|c| {
+        let made = constructor_call(model, lib, c.id)?;
+        // Ruby's last statement is the method's value: the constructor is
+        // that statement, inside no other call and followed by nothing.
+        let last = profile(model.language).last_statement_returns
+            && c.usage == Usage::Used
+            && calls
+                .iter()
+                .all(|o| o.id == c.id || !(o.span.contains(c.span) || o.span.start > c.span.end));
+        (last || model.is_returned(c))
+            .then(|| format!("receiver is built by `{made}`, returned by `{name}`"))
+    })
 }
 
 fn name_evidence(
@@ -201,7 +244,12 @@ fn name_evidence(
             lib.name
         ));
     }
-    None
+    // Ruby calls a method without parentheses: `explicit_client.lock(..)`.
+    let bare = binding.is_none()
+        && model.function_param(call.func, name).is_none()
+        && !name.contains(['.', ':']);
+    bare.then(|| factory_made(model, lib, name, call.func))
+        .flatten()
 }
 
 const NAMED: &str = "receiver is named";
