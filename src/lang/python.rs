@@ -35,7 +35,7 @@ pub static TABLE: NodeTable = NodeTable {
     lists: &["list", "tuple", "set"],
     wrappers: &["parenthesized_expression", "await", "expression_list"],
     field_wrappers: &[("subscript", "value")],
-    binaries: &["binary_operator"],
+    binaries: &["binary_operator", "boolean_operator"],
     functions: &["function_definition"],
     classes: &["class_definition"],
     guarded_bodies: &[("with_statement", "body")],

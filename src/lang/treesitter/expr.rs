@@ -197,17 +197,31 @@ impl Lowerer<'_> {
         self.expr(kind, text, span(node), depth)
     }
 
-    /// `a op b`, with the operator's first character.
-    pub(super) fn binary(&self, node: Node, mut children: Children, depth: u32) -> Lowered {
-        let op = node
+    /// `a op b`, with the operator's first character. The left operand of a
+    /// short-circuit `&&` / `||` / `and` / `or` is tested, as an `if`'s
+    /// condition is (`count == 1 && job.reload`); it is recorded as a test
+    /// over itself alone: the right operand runs on success or on failure
+    /// by the operator, not the branch the path checks take an `if` body for.
+    pub(super) fn binary(&mut self, node: Node, mut children: Children, depth: u32) -> Lowered {
+        let operator = node
             .child_by_field_name("operator")
-            .and_then(|n| self.src[n.byte_range()].chars().next())
-            .unwrap_or('?');
+            .map(|n| &self.src[n.byte_range()])
+            .unwrap_or("?");
+        let op = operator.chars().next().unwrap_or('?');
+        let short_circuit = matches!(operator, "&&" | "||" | "and" | "or");
         let text = self.text(node);
         let kind = match (
             take_expr(&mut children, "left"),
             take_expr(&mut children, "right"),
         ) {
+            (Some(l), Some(r)) if short_circuit => {
+                self.tested(&l, l.span);
+                ExprKind::Binary {
+                    op,
+                    lhs: Box::new(l),
+                    rhs: Box::new(r),
+                }
+            }
             (Some(l), Some(r)) => ExprKind::Binary {
                 op,
                 lhs: Box::new(l),

@@ -314,16 +314,20 @@ impl Lowerer<'_> {
     /// A branching statement: its condition is tested.
     pub(super) fn conditional(&mut self, mut children: Children, sp: Span) {
         if let Some(cond) = take_expr(&mut children, "condition") {
-            self.set_usage(&cond, Usage::Tested);
-            let func = self.current_func();
-            let text = cond.text.clone();
-            self.model.conditionals.push(Conditional {
-                stmt: sp,
-                cond: cond.span,
-                text,
-                func,
-            });
+            self.tested(&cond, sp);
         }
+    }
+
+    /// `cond` decides whether the rest of `stmt` runs.
+    pub(super) fn tested(&mut self, cond: &Expr, stmt: Span) {
+        self.set_usage(cond, Usage::Tested);
+        let func = self.current_func();
+        self.model.conditionals.push(Conditional {
+            stmt,
+            cond: cond.span,
+            text: cond.text.clone(),
+            func,
+        });
     }
 
     /// `return` / `raise` / `break`; a returned call's result reaches the
