@@ -451,6 +451,22 @@ fn build(
     let Some(spec) = catalog.command(&name) else {
         return;
     };
+    // `call("EVAL", script, 1, key, token, ttl)`: the words hold the script,
+    // its key count and keys, run as the script's own slots would be.
+    if spec.args.first().is_some_and(|a| a == "script") && !words.is_empty() {
+        let script = words.remove(0);
+        let count = (!words.is_empty()).then(|| words.remove(0));
+        let count = count.and_then(|n| match resolve::resolve(model, &n, call.func).kind {
+            ExprKind::Int(n) => usize::try_from(n).ok(),
+            _ => None,
+        });
+        let keys = words.len().min(count.unwrap_or(words.len()));
+        got.push(ArgRole::Script, script);
+        for k in words.drain(..keys) {
+            got.push(ArgRole::ScriptKeys, k);
+        }
+        words.clear();
+    }
     let mut cmd = Command {
         name: name.clone(),
         api: api_id,

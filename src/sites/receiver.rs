@@ -202,8 +202,8 @@ fn name_evidence(
 ) -> Option<String> {
     // Bound in this file: `r = redis.Redis(..)`, `self.redis = ..`, `let con: Connection = ..`.
     let binding = model.lookup(name, call.func, call.span.start).or_else(|| {
-        // Attributes (`self.redis`) are usually bound in another method.
-        name.contains('.')
+        // Attributes (`self.redis`, Ruby's `@redis`) are usually bound in another method.
+        (name.contains('.') || name.starts_with('@'))
             .then(|| model.assigns.iter().find(|a| a.target == name))
             .flatten()
     });

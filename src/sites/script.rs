@@ -9,7 +9,7 @@ use super::lua::{self, LuaArg};
 use super::resolve;
 use super::slots::slot_values;
 use crate::catalog::{Api, ArgRole, Catalog, Slot};
-use crate::model::{Call, CallId, Expr, ExprKind, FileModel, Usage};
+use crate::model::{Call, CallId, Expr, ExprKind, FileModel, FuncId, Usage};
 
 /// `[k1, k2]` / `[]string{k}` → `k1, k2`; anything else stays itself.
 pub(super) fn flatten(values: Vec<Expr>) -> Vec<Expr> {
@@ -124,6 +124,28 @@ pub(super) fn script_invocations(
     out
 }
 
+/// Functions whose one argument a precomputed script digest is made of.
+const DIGESTS: &[&str] = &["hexdigest", "sha1", "sha1_hex"];
+
+/// The script `src` holds: its text, or for a digest computed once
+/// (`LOCK_SCRIPT_SHA = Digest::SHA1.hexdigest(LOCK_SCRIPT)`, then sent with
+/// EVALSHA) the script it digests.
+fn script_source<'m>(model: &'m FileModel, src: &'m Expr, func: Option<FuncId>) -> &'m Expr {
+    let e = resolve::resolve(model, src, func);
+    match &e.kind {
+        ExprKind::Call(id) => {
+            let c = model.call(*id);
+            match c.args.as_slice() {
+                [only] if DIGESTS.contains(&c.name.as_str()) => {
+                    resolve::resolve(model, &only.value, func)
+                }
+                _ => e,
+            }
+        }
+        _ => e,
+    }
+}
+
 pub(super) fn expand_script(
     model: &FileModel,
     catalog: &Catalog,
@@ -151,10 +173,11 @@ pub(super) fn expand_script(
                     .map(str::to_string)
             }),
         });
-    let Some(text) = resolve::string(model, src, func) else {
+    let script = script_source(model, src, func);
+    let Some(text) = script.as_str() else {
         return;
     };
-    let script_span = resolve::resolve(model, src, func).span;
+    let script_span = script.span;
     for lc in lua::analyze(text) {
         let Some(spec) = catalog.command(&lc.name) else {
             continue;
