@@ -64,14 +64,14 @@ fn update_claim(sql: &str, stems: &[String]) -> bool {
         .filter_map(|a| a.split_once('='))
         .map(|(col, value)| (ident(col), value.trim()))
         .collect();
-    if claimant_pair(
+    let pair = claimant_pair(
         written
             .iter()
             .map(|(c, v)| (c.as_str(), runtime_value(v), *v == "NULL")),
         stems,
-    )
-    .is_some_and(|by| !condition.contains(by.as_str()))
-    {
+        |stem| tests_column(condition, stem),
+    );
+    if pair.is_some_and(|by| !condition.contains(by.as_str())) {
         return true;
     }
     let claimants: Vec<String> = written
@@ -94,21 +94,38 @@ fn update_claim(sql: &str, stems: &[String]) -> bool {
 /// Rails `update_all(locked_at: now, locked_by: worker.name)`): the `_by` column
 /// of a claimant stem given a run-time value, its `_at` column anything but
 /// null. A claim even where the rows' "free" condition is out of sight (a scope
-/// passed in, `WHERE id IN (#{subquery})`). Returns the `_by` column: a
-/// statement that also tests it (`.. WHERE locked_by = ?`) renews a claim the
-/// caller holds. Columns come as (name, run-time value, null).
+/// passed in, `WHERE id IN (#{subquery})`). Or who and whether: the stem's own
+/// flag written and tested by the statement (db-scheduler's `SET picked = ?,
+/// picked_by = ? .. WHERE picked = ?`, a compare-and-set of the flag;
+/// `tested` says which columns the statement's condition compares). Returns
+/// the `_by` column: a statement that also tests it (`.. WHERE locked_by = ?`)
+/// renews a claim the caller holds. Columns come as (name, run-time value, null).
 pub(super) fn claimant_pair<'c>(
     written: impl Iterator<Item = (&'c str, bool, bool)> + Clone,
     stems: &[String],
+    tested: impl Fn(&str) -> bool,
 ) -> Option<String> {
     written.clone().find_map(|(by, runtime, _)| {
         let lower = by.to_ascii_lowercase();
         let stem = lower.strip_suffix("_by")?;
         let at = format!("{stem}_at");
-        let paired = written
-            .clone()
-            .any(|(c, _, null)| c.eq_ignore_ascii_case(&at) && !null);
+        let paired = written.clone().any(|(c, _, null)| {
+            (c.eq_ignore_ascii_case(&at) && !null) || (c.eq_ignore_ascii_case(stem) && tested(stem))
+        });
         (runtime && paired && claimant_column(stem, stems)).then(|| by.to_string())
+    })
+}
+
+/// Does the (uppercase) condition compare column `col` (`PICKED = ?`,
+/// `T.PICKED=FALSE`), not a longer name ending in it?
+fn tests_column(condition: &str, col: &str) -> bool {
+    let col = col.to_ascii_uppercase();
+    condition.match_indices(&col).any(|(i, _)| {
+        let before = condition[..i].chars().next_back();
+        let after = condition[i + col.len()..].trim_start();
+        before.is_none_or(|c| !(c.is_alphanumeric() || c == '_'))
+            && after.starts_with('=')
+            && !after.starts_with("==")
     })
 }
 
@@ -236,6 +253,17 @@ mod tests {
         ));
         assert!(!claim(
             "UPDATE REVIEWS SET UPDATED_AT = NOW(), UPDATED_BY = ? WHERE ID = ?"
+        ));
+        // Who and whether: the flag compared and set with its claimant (db-scheduler's
+        // pick); near misses: the flag not tested, a longer column ending in it.
+        assert!(claim(
+            "UPDATE ? SET PICKED = ?, PICKED_BY = ?, LAST_HEARTBEAT = ?, VERSION = VERSION + 1 WHERE PICKED = ? AND TASK_NAME = ? AND VERSION = ?"
+        ));
+        assert!(!claim(
+            "UPDATE T SET PICKED = ?, PICKED_BY = ? WHERE ID = ?"
+        ));
+        assert!(!claim(
+            "UPDATE T SET PICKED = ?, PICKED_BY = ? WHERE ID = ? AND UNPICKED = ?"
         ));
         // Template text keeps its quotes.
         assert!(claim(
