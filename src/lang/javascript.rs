@@ -166,6 +166,8 @@ fn blank_template_type_args(text: &str) -> Option<String> {
         }
         let close = end - 1;
         let mut depth = 0usize;
+        // Object types hold `;` between members (`Array<{ id: string; n: number }>`).
+        let mut braces = 0usize;
         let mut open = None;
         for k in (close.saturating_sub(MAX_TYPE_ARGS)..=close).rev() {
             match b[k] {
@@ -177,6 +179,10 @@ fn blank_template_type_args(text: &str) -> Option<String> {
                         break;
                     }
                 }
+                b'}' => braces += 1,
+                b'{' if braces > 0 => braces -= 1,
+                b'{' => break,
+                b';' if braces > 0 => {}
                 b'`' | b';' => break,
                 _ => {}
             }
@@ -185,7 +191,13 @@ fn blank_template_type_args(text: &str) -> Option<String> {
             continue;
         };
         let named = b[open - 1].is_ascii_alphanumeric() || matches!(b[open - 1], b'_' | b'$');
-        let first = b[open + 1..close].iter().find(|c| !c.is_ascii_whitespace());
+        // The first character of the type, after any line comments.
+        let mut inner = &text[open + 1..close];
+        while let Some(rest) = inner.trim_start().strip_prefix("//") {
+            inner = rest.split_once('\n').map_or("", |(_, r)| r);
+        }
+        let first = inner.bytes().find(|c| !c.is_ascii_whitespace());
+        let first = first.as_ref();
         let typed = first.is_some_and(|c| c.is_ascii_alphabetic() || b"{[('\"".contains(c));
         if !(named && typed) {
             continue;
