@@ -80,7 +80,13 @@ fn claimed(
     call: &Call,
     next: &HashMap<CallId, CallId>,
 ) -> Option<String> {
-    let written = assignments(call);
+    // A query builder's `update()` takes its columns from the `set(..)` after it
+    // (TypeORM `.update().set({ lockedAt: new Date() }).where(..)`).
+    let set = next
+        .get(&call.id)
+        .map(|&n| model.call(n))
+        .filter(|c| call.args.is_empty() && c.name == "set");
+    let written = assignments(set.unwrap_or(call));
     let chain = chain_of(model, call, next);
     // Who and when written (`update_all(locked_at: now, locked_by: worker.name)` on a
     // scope passed in), unless the chain tests who holds it (a renewal).
