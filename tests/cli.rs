@@ -1017,6 +1017,45 @@ fn cached_check(dir: &std::path::Path, cache: &std::path::Path) -> (String, Stri
     )
 }
 
+/// The lock sites `audit` finds in `.rs` files of `dir`, with the cache in `cache`.
+fn cached_rust_sites(dir: &std::path::Path, cache: &std::path::Path) -> usize {
+    let out = lock_audit()
+        .args(["audit", "--format", "json"])
+        .arg(dir)
+        .arg("--cache-dir")
+        .arg(cache)
+        .assert()
+        .success();
+    let json: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    json["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["path"].as_str().is_some_and(|p| p.ends_with(".rs")))
+        .count()
+}
+
+#[test]
+fn an_embedded_file_edited_alone_is_read_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (d, cache) = (tmp.path().join("src"), tmp.path().join("cache"));
+    fs::create_dir_all(&d).unwrap();
+    fs::write(
+        d.join("jobs.rs"),
+        "pub fn next(conn: &mut PgConnection) {\n    diesel::sql_query(\"SELECT pg_advisory_xact_lock(7)\").execute(conn);\n    diesel::sql_query(include_str!(\"next.sql\")).execute(conn);\n}\n",
+    )
+    .unwrap();
+    fs::write(d.join("next.sql"), "SELECT id FROM jobs LIMIT 1;\n").unwrap();
+    assert_eq!(cached_rust_sites(&d, &cache), 1);
+    // Only the embedded file changes: the Rust file's cached analysis is stale.
+    fs::write(
+        d.join("next.sql"),
+        "SELECT id FROM jobs LIMIT 1 FOR UPDATE SKIP LOCKED;\n",
+    )
+    .unwrap();
+    assert_eq!(cached_rust_sites(&d, &cache), 2);
+}
+
 #[test]
 fn cache_reuses_unchanged_files_and_never_serves_stale_results() {
     let tmp = tempfile::tempdir().unwrap();

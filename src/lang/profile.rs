@@ -79,6 +79,9 @@ pub struct Profile {
     /// only where a name follows it. `None`: Java and JavaScript define
     /// methods by name alone.
     pub definition_keyword: Option<&'static str>,
+    /// The macro that embeds another file's text at build time, with its `!`
+    /// (Rust `include_str!`): the named file's text is the expression's value.
+    pub embed_macro: Option<&'static str>,
 }
 
 const ALL_EXITS: &[ExitKind] = &[
@@ -120,6 +123,7 @@ const C_STYLE: Profile = Profile {
     manifests: &[],
     subclass_header: None,
     definition_keyword: None,
+    embed_macro: None,
 };
 
 static PYTHON: Profile = Profile {
@@ -257,6 +261,7 @@ static RUST: Profile = Profile {
     ],
     manifests: &["Cargo.lock"],
     definition_keyword: Some("fn"),
+    embed_macro: Some("include_str!"),
     ..C_STYLE
 };
 

@@ -15,6 +15,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+mod embeds;
 mod pipeline;
 mod policy;
 mod project;
@@ -431,9 +432,10 @@ pub fn analyse_source(
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let versions = Manifests::new(&settings.paths.root, catalog.versioned_packages())
             .for_file(&file.path, file.language);
+        let embeds = embeds::Embeds::read(&file.path, file.language, text.as_bytes());
         analyse_text(
             file,
-            text,
+            (text, &embeds),
             catalog,
             (settings, &versions),
             &cx,

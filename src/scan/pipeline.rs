@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::embeds::Embeds;
 use super::project::Context;
 use super::{policy, source, trace, Outcome, Scanned};
 use crate::cache::Stored;
@@ -61,8 +62,8 @@ pub(super) fn scan_file(
         &mut named,
         &mut notices,
     );
-    let text = match read {
-        source::Read::Text(text) => text,
+    let (text, embeds) = match read {
+        source::Read::Text(text, embeds) => (text, embeds),
         other => {
             let outcome = match other {
                 source::Read::Test => Outcome::Test,
@@ -90,6 +91,13 @@ pub(super) fn scan_file(
     .map(|fp| match versions.0.is_empty() {
         true => fp,
         false => format!("{fp}|{}", versions.fingerprint()),
+    })
+    .map(|fp| {
+        let embedded = embeds.fingerprint();
+        match embedded.is_empty() {
+            true => fp,
+            false => format!("{fp}|embeds:{embedded}"),
+        }
     });
     let cached = settings
         .cache
@@ -122,7 +130,7 @@ pub(super) fn scan_file(
     let mut analysed = Vec::new();
     let outcome = analyse_text(
         file,
-        text,
+        (text, &embeds),
         catalog,
         (settings, &versions),
         cx,
@@ -149,7 +157,7 @@ pub(super) fn scan_file(
 /// Parses and analyses one file's text.
 pub(super) fn analyse_text(
     file: &SourceFile,
-    text: Arc<str>,
+    (text, embeds): (Arc<str>, &Embeds),
     catalog: &Catalog,
     (settings, versions): (&Settings, &Versions),
     cx: &Context,
@@ -185,6 +193,7 @@ pub(super) fn analyse_text(
         });
     }
     cx.consts.bind(&mut model, &file.path);
+    embeds.bind(&mut model);
     let by_callers: Vec<(usize, sites::Class, String)> = cx
         .by_callers
         .iter()

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use super::embeds::Embeds;
 use crate::config::Settings;
 use crate::discover::SourceFile;
 use crate::lang::profile::profile;
@@ -11,8 +12,8 @@ use crate::prefilter::Prefilter;
 
 /// What reading one file gave.
 pub(super) enum Read {
-    /// The text to analyse.
-    Text(Arc<str>),
+    /// The text to analyse, and the files it embeds.
+    Text(Arc<str>, Embeds),
     /// Nothing to analyse: no library named, empty, or skipped with a notice.
     Nothing,
     /// Test code that names a lock library, not analysed ([`Settings::skips_test`]).
@@ -82,9 +83,16 @@ pub(super) fn read_text(
         );
         return Read::Nothing;
     }
-    let rejected = !settings.parse_all && !prefilter.matches(&bytes, file.language);
+    let embeds = Embeds::read(&file.path, file.language, &bytes);
+    let rejected = !settings.parse_all
+        && !prefilter.matches(&bytes, file.language)
+        && !embeds.matches(prefilter, file.language);
     if let Some((cache, meta)) = inert {
-        cache.set_inert(&file.path, meta, rejected && named.is_empty());
+        cache.set_inert(
+            &file.path,
+            meta,
+            rejected && named.is_empty() && !embeds.declared(),
+        );
     }
     if rejected {
         return Read::Nothing;
@@ -118,10 +126,11 @@ pub(super) fn read_text(
         }
     };
     // A BOM is not code: drop it, and render from the same text so spans agree.
-    Read::Text(match text.strip_prefix('\u{feff}') {
+    let text = match text.strip_prefix('\u{feff}') {
         Some(rest) => rest.into(),
         None => text,
-    })
+    };
+    Read::Text(text, embeds)
 }
 
 /// A minified bundle: at least 16 KiB with 90 % of its bytes on lines over
