@@ -366,7 +366,46 @@ fn query_run(model: &FileModel, next: &HashMap<CallId, CallId>, call: &Call) -> 
             .filter(runs)
             .find(|c| c.args.iter().any(|a| a.value.as_call() == Some(end.id))),
     };
-    runner.map_or(written, |c| c.span)
+    if let Some(c) = runner {
+        return c.span;
+    }
+    subquery_run(model, call, end, &|c: &Call| {
+        RUNS.contains(&c.name.as_str()) || RUNNERS.contains(&c.name.as_str())
+    })
+    .unwrap_or(written)
+}
+
+/// How many names a subquery is followed through.
+const SUBQUERY_HOPS: usize = 3;
+
+/// A query bound to a name and used inside another query (diesel
+/// `insert_into(t).values(select(..).filter(not(exists(similar_jobs))))`):
+/// its lock is taken where the statement holding it runs. The statement
+/// is the outermost call around the first later use of the name; its chain
+/// runs there (`runs`), or binds it to another name followed the same way.
+fn subquery_run(
+    model: &FileModel,
+    call: &Call,
+    end: &Call,
+    runs: &dyn Fn(&Call) -> bool,
+) -> Option<Span> {
+    let mut name = end.usage.bound()?.to_string();
+    let mut from = end.span.end;
+    for _ in 0..SUBQUERY_HOPS {
+        let mut later = model.calls_in(call.func).filter(|c| c.span.start > from);
+        let used = later.find(|c| c.args.iter().any(|a| mentions(&a.value.text, &name)))?;
+        let top = model
+            .calls_in(call.func)
+            .filter(|c| c.span.contains(used.span))
+            .max_by_key(|c| c.span.end - c.span.start)?;
+        let chain = model.chain(top.id);
+        if let Some(&run) = chain.iter().find(|&&id| runs(model.call(id))) {
+            return Some(model.call(run).span);
+        }
+        name = top.usage.bound()?.to_string();
+        from = top.span.end;
+    }
+    None
 }
 
 /// Adds the library-lock sites and releases of one file.
