@@ -26,6 +26,7 @@ mod slots;
 pub mod sql;
 mod sql_builders;
 mod sql_claims;
+mod words;
 pub mod wrapper;
 pub mod writers;
 

@@ -4,10 +4,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::command::{apply_words, Command, ScriptOrigin};
+use super::command::{Command, ScriptOrigin};
 use super::lua::{self, LuaArg};
 use super::resolve;
 use super::slots::slot_values;
+use super::words::apply_words;
 use crate::catalog::{Api, ArgRole, Catalog, Slot};
 use crate::model::{Call, CallId, Expr, ExprKind, FileModel, FuncId, Usage};
 
