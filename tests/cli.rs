@@ -1057,6 +1057,25 @@ fn an_embedded_file_edited_alone_is_read_again() {
 }
 
 #[test]
+fn an_embedded_file_that_cannot_be_read_is_a_notice() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(
+        tmp.path().join("jobs.rs"),
+        "pub fn next(conn: &mut PgConnection) {\n    diesel::sql_query(\"SELECT pg_advisory_xact_lock(7)\").execute(conn);\n    diesel::sql_query(include_str!(\"gone.sql\")).execute(conn);\n}\n",
+    )
+    .unwrap();
+    lock_audit()
+        .args(["check", "--verbose", "--exit-zero", "--no-cache"])
+        .arg(tmp.path())
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("jobs.rs"))
+        .stderr(predicate::str::contains(
+            "include_str!(\"gone.sql\") not read",
+        ));
+}
+
+#[test]
 fn cache_reuses_unchanged_files_and_never_serves_stale_results() {
     let tmp = tempfile::tempdir().unwrap();
     let (d, cache) = (tmp.path().join("src"), tmp.path().join("cache"));

@@ -20,6 +20,8 @@ pub struct Embeds {
     /// The file names an embedded file (read or not): the prefilter's "no
     /// lock here" is then not final, as the embedded file may change alone.
     declared: bool,
+    /// Why a named file was not read (too large, missing, not UTF-8).
+    unread: Vec<String>,
 }
 
 impl Embeds {
@@ -46,12 +48,27 @@ impl Embeds {
                 continue;
             }
             let file = dir.join(name);
-            let small = std::fs::metadata(&file).is_ok_and(|m| m.is_file() && m.len() <= MAX_EMBED);
-            if let Some(content) = small.then(|| std::fs::read_to_string(&file).ok()).flatten() {
-                out.texts.push((name.to_string(), content));
+            let read = match std::fs::metadata(&file) {
+                Ok(m) if m.len() > MAX_EMBED => Err(format!(
+                    "{} bytes is over the {MAX_EMBED} byte limit",
+                    m.len()
+                )),
+                Ok(_) => std::fs::read_to_string(&file).map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            match read {
+                Ok(content) => out.texts.push((name.to_string(), content)),
+                Err(why) => out.unread.push(format!(
+                    "{mac}(\"{name}\") not read ({why}): its text is not analysed"
+                )),
             }
         }
         out
+    }
+
+    /// Why named files were not read, one reason each.
+    pub fn unread(&self) -> &[String] {
+        &self.unread
     }
 
     /// Does the file name an embedded file?
@@ -90,14 +107,13 @@ impl Embeds {
         else {
             return;
         };
-        let fill = |e: &mut Expr| fill(e, mac, &self.texts);
         for call in &mut model.calls {
             for arg in &mut call.args {
-                fill(&mut arg.value);
+                fill(&mut arg.value, mac, &self.texts);
             }
         }
         for assign in &mut model.assigns {
-            fill(&mut assign.value);
+            fill(&mut assign.value, mac, &self.texts);
         }
     }
 }

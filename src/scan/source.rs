@@ -84,6 +84,9 @@ pub(super) fn read_text(
         return Read::Nothing;
     }
     let embeds = Embeds::read(&file.path, file.language, &bytes);
+    for why in embeds.unread() {
+        notice(NoticeKind::Degraded, why.clone());
+    }
     let rejected = !settings.parse_all
         && !prefilter.matches(&bytes, file.language)
         && !embeds.matches(prefilter, file.language);

@@ -214,19 +214,16 @@ impl Lowerer<'_> {
             take_expr(&mut children, "left"),
             take_expr(&mut children, "right"),
         ) {
-            (Some(l), Some(r)) if short_circuit => {
-                self.tested(&l, l.span);
+            (Some(l), Some(r)) => {
+                if short_circuit {
+                    self.tested(&l, l.span);
+                }
                 ExprKind::Binary {
                     op,
                     lhs: Box::new(l),
                     rhs: Box::new(r),
                 }
             }
-            (Some(l), Some(r)) => ExprKind::Binary {
-                op,
-                lhs: Box::new(l),
-                rhs: Box::new(r),
-            },
             _ => ExprKind::Other,
         };
         self.expr(kind, text, span(node), depth)
