@@ -318,7 +318,14 @@ pub struct RawArgIs {
     pub pos: Option<usize>,
     pub kw: Option<String>,
     /// The words (a qualified value such as `t.LOCK.UPDATE` matches by its last segment).
+    /// None: any value (with `required`, the argument must merely be there:
+    /// `lock(resource: key, ttl: ms)`).
+    #[serde(default)]
     pub one_of: Vec<String>,
+    /// A value known only at run time (a variable, a call: `.lock(should_lock)`)
+    /// passes too; a literal must still be one of the words (`.lock(false)` does not).
+    #[serde(default)]
+    pub or_runtime: bool,
     /// The argument must be there: an option that turns an ordinary call into
     /// the lock (Sequelize `findOne({lock: t.LOCK.UPDATE})`). Default: absent passes.
     #[serde(default)]

@@ -48,7 +48,9 @@ pub struct Profile {
     /// Functions and constants of the same package (folder) are visible
     /// without an import (Go).
     pub package_scope: bool,
-    /// Another class's constants are written `Class.NAME` without an import (Java).
+    /// Another class's or module's constants are written `Class.NAME` without
+    /// an import (Java; Ruby's `Scripts::LOCK_SCRIPT`, which Bundler or an
+    /// autoloader loads).
     pub qualified_constants: bool,
     /// Duration constants and their milliseconds (Go `time.Second`).
     pub duration_names: &'static [(&'static str, f64)],
@@ -154,6 +156,7 @@ static RUBY: Profile = Profile {
     builder: Some("new"),
     declared_types: false,
     last_statement_returns: true,
+    qualified_constants: true,
     self_params: &["self"],
     duration_calls: &[
         // ActiveSupport's Numeric durations, singular and plural.

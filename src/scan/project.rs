@@ -17,7 +17,7 @@ use crate::lines::LineIndex;
 use crate::outcome::{FileResult, SiteInfo};
 use crate::prefilter::Prefilter;
 use crate::sites;
-use crate::sites::consts::{ProjectConsts, Wanted};
+use crate::sites::consts::{module_key, ProjectConsts, Wanted};
 use crate::sites::wrapper::{self, Wrapper};
 use crate::sites::writers::Writer;
 use crate::sites::Class;
@@ -314,8 +314,8 @@ impl Context {
 pub(super) fn read_constants(files: &[SourceFile], wanted: &[Wanted]) -> ProjectConsts {
     let stems: Vec<String> = wanted
         .iter()
-        .filter_map(|w| w.stem.clone())
-        .map(|s| s.to_ascii_lowercase())
+        .filter_map(|w| w.stem.as_deref())
+        .map(module_key)
         .collect();
     let dirs: Vec<&std::path::Path> = wanted.iter().filter_map(|w| w.dir.as_deref()).collect();
     let mut names: Vec<String> = wanted
@@ -334,7 +334,7 @@ pub(super) fn read_constants(files: &[SourceFile], wanted: &[Wanted]) -> Project
     let found: Vec<ProjectConsts> = files
         .par_iter()
         .filter(|f| {
-            let module = sites::module_name(&f.path, f.language).to_ascii_lowercase();
+            let module = module_key(&sites::module_name(&f.path, f.language));
             stems.contains(&module) || f.path.parent().is_some_and(|d| dirs.contains(&d))
         })
         .filter_map(|f| {

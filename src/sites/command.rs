@@ -91,7 +91,14 @@ pub fn chain_end(next: &HashMap<CallId, CallId>, mut id: CallId) -> CallId {
 /// put-if-absent method (`setnx`, `SetNX`, `setIfAbsent`) given a key and a
 /// value. Only a lock or a put-if-absent marker sends NX, so this is evidence
 /// enough; a cache's `set(k, v, timeout)` or a map's `setdefault` never is.
-fn put_if_absent_shape(model: &FileModel, api: &Api, call: &Call) -> Option<String> {
+/// Words that start with a script command (`call("EVALSHA", sha, 1, key, ..)`)
+/// are a Redis client's too: what the script sends then decides.
+fn put_if_absent_shape(
+    model: &FileModel,
+    catalog: &Catalog,
+    api: &Api,
+    call: &Call,
+) -> Option<String> {
     // A file that defines the method itself (an in-memory store, a fake, an
     // adapter) is calling its own code.
     if !matches!(api.kind, ApiKind::Command(_))
@@ -123,9 +130,20 @@ fn put_if_absent_shape(model: &FileModel, api: &Api, call: &Call) -> Option<Stri
     }
     let from = |role: ArgRole| api.args.get(&role).and_then(|s| s.pos);
     if let Some(pos) = from(ArgRole::Words) {
-        let positional = call.args.iter().filter(|a| a.name.is_none()).skip(pos);
+        let mut positional = call.args.iter().filter(|a| a.name.is_none()).skip(pos);
         if positional.clone().any(|a| nx_word(&a.value)) {
             return Some("the call sends `NX` (SET NX)".into());
+        }
+        let first = positional
+            .next()
+            .and_then(|a| resolve::string(model, &a.value, call.func));
+        let script = first.filter(|w| {
+            catalog
+                .command(&w.to_ascii_uppercase())
+                .is_some_and(|spec| spec.args.first().is_some_and(|a| a == "script"))
+        });
+        if let Some(word) = script {
+            return Some(format!("the call sends `{word}` (a Redis script)"));
         }
     }
     if let Some(pos) = from(ArgRole::Options) {
@@ -144,7 +162,8 @@ fn put_if_absent_shape(model: &FileModel, api: &Api, call: &Call) -> Option<Stri
     None
 }
 
-/// Does `call` pass one of `want.one_of` where `want` says, or nothing there
+/// Does `call` pass one of `want.one_of` where `want` says (any value when
+/// it lists none; a run-time value when `or_runtime`), or nothing there
 /// (unless the argument is `required`)?
 fn arg_is(model: &FileModel, call: &Call, want: &ArgIs) -> bool {
     let slot = Slot {
@@ -155,11 +174,28 @@ fn arg_is(model: &FileModel, call: &Call, want: &ArgIs) -> bool {
     let values = slot_values(model, call, &slot);
     (values.is_empty() && !want.required)
         || values.iter().any(|v| {
+            if want.one_of.is_empty() || (want.or_runtime && runtime(model, call, v)) {
+                return true;
+            }
             let v = v.peel();
             let word = v.as_str().or_else(|| v.as_name()).unwrap_or(&v.text);
             let last = word.rsplit(['.', ':']).next().unwrap_or(word);
             want.one_of.iter().any(|w| w == word || w == last)
         })
+}
+
+/// Is `v` a value the file leaves to run time: not a literal, nor a name
+/// bound to one (`should_lock = false`)?
+fn runtime(model: &FileModel, call: &Call, v: &Expr) -> bool {
+    !matches!(
+        resolve::resolve(model, v, call.func).peel().kind,
+        ExprKind::Str(_)
+            | ExprKind::Template
+            | ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Null
+    )
 }
 
 /// The catalog API a call matches, with the evidence that it is that library's.
@@ -195,7 +231,7 @@ pub fn match_api(model: &FileModel, catalog: &Catalog, call: &Call) -> Option<(u
         let evidence = if api.methods.contains(&call.name) && call.receiver.is_some() {
             receiver::evidence(model, lib, call)
                 .or_else(|| api.any_receiver.then(own))
-                .or_else(|| put_if_absent_shape(model, api, call))
+                .or_else(|| put_if_absent_shape(model, catalog, api, call))
         } else if api.any_receiver && api.methods.contains(&call.name) {
             // A model's own `with_lock { }` / `lock!`: an implicit receiver.
             Some(own())

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::{resolve, FileAnalysis, Ttl};
 use crate::lang::profile::profile;
-use crate::model::{Assign, Expr, ExprKind, FileModel, Span};
+use crate::model::{Assign, Expr, ExprKind, FileModel, FuncId, Span};
 
 /// A name a file uses but does not define, and where it may come from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -22,40 +22,57 @@ pub struct Wanted {
     pub stem: Option<String>,
     /// For Go: the package folder.
     pub dir: Option<PathBuf>,
+    /// A qualified name as the asking file writes it (`Config.LOCK_TTL`,
+    /// `Scripts::LOCK_SCRIPT_SHA`): bound under that spelling.
+    pub written: Option<String>,
 }
 
-/// Constants found in the tree: (file stem or folder, name) → value.
+/// Constants found in the tree: (file stem or folder, name) → value, and
+/// qualified names as written → value.
 #[derive(Debug, Default, Clone)]
 pub struct ProjectConsts {
     by_stem: HashMap<(String, String), Expr>,
     by_dir: HashMap<(PathBuf, String), Expr>,
+    by_written: HashMap<String, Expr>,
+}
+
+/// A module name compared across spellings: `Scripts` is `scripts.rb`,
+/// `OrderConfig` is `order_config.rb`.
+pub fn module_key(name: &str) -> String {
+    name.chars()
+        .filter(|c| *c != '_')
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
 }
 
 impl ProjectConsts {
     pub fn is_empty(&self) -> bool {
-        self.by_stem.is_empty() && self.by_dir.is_empty()
+        self.by_stem.is_empty() && self.by_dir.is_empty() && self.by_written.is_empty()
     }
 
-    /// Records the module-level constants of `model` (file `path`) that are wanted.
+    /// Records the module-level constants of `model` (file `path`) that are
+    /// wanted. A digest of a script (`LOCK_SCRIPT_SHA = Digest::SHA1.hexdigest(
+    /// LOCK_SCRIPT)`) is recorded as the script it digests.
     pub fn collect(&mut self, model: &FileModel, path: &Path, wanted: &[Wanted]) {
-        let stem = super::module_name(path, model.language);
+        let stem = module_key(&super::module_name(path, model.language));
         for a in model
             .assigns
             .iter()
             .filter(|a| a.func.is_none() && is_constant(&a.value))
         {
+            let value = super::script::digested(model, a.value.peel(), None).unwrap_or(&a.value);
             for w in wanted.iter().filter(|w| w.name == a.target) {
-                if w.stem
-                    .as_deref()
-                    .is_some_and(|s| s.eq_ignore_ascii_case(&stem))
-                {
+                if w.stem.as_deref().is_some_and(|s| module_key(s) == stem) {
                     self.by_stem
-                        .insert((stem.to_ascii_lowercase(), w.name.clone()), a.value.clone());
+                        .insert((stem.clone(), w.name.clone()), value.clone());
+                    if let Some(written) = &w.written {
+                        self.by_written.insert(written.clone(), value.clone());
+                    }
                 }
                 if w.dir.as_deref().is_some_and(|d| Some(d) == path.parent()) {
                     self.by_dir.insert(
                         (w.dir.clone().unwrap_or_default(), w.name.clone()),
-                        a.value.clone(),
+                        value.clone(),
                     );
                 }
             }
@@ -64,10 +81,10 @@ impl ProjectConsts {
 
     /// Was a value found for `w`? (Otherwise re-analysing its file changes nothing.)
     pub fn provides(&self, w: &Wanted) -> bool {
-        let by_stem = w.stem.as_ref().is_some_and(|s| {
-            self.by_stem
-                .contains_key(&(s.to_ascii_lowercase(), w.name.clone()))
-        });
+        let by_stem = w
+            .stem
+            .as_ref()
+            .is_some_and(|s| self.by_stem.contains_key(&(module_key(s), w.name.clone())));
         let by_dir = w
             .dir
             .as_ref()
@@ -82,13 +99,16 @@ impl ProjectConsts {
         stems.sort_by(|a, b| a.0.cmp(b.0));
         let mut dirs: Vec<_> = self.by_dir.iter().collect();
         dirs.sort_by(|a, b| a.0.cmp(b.0));
-        serde_json::to_vec(&(stems, dirs)).ok()
+        let mut written: Vec<_> = self.by_written.iter().collect();
+        written.sort_by(|a, b| a.0.cmp(b.0));
+        serde_json::to_vec(&(stems, dirs, written)).ok()
     }
 
     /// Adds `other`'s constants; `other` wins where both define one.
     pub fn extend(&mut self, other: ProjectConsts) {
         self.by_stem.extend(other.by_stem);
         self.by_dir.extend(other.by_dir);
+        self.by_written.extend(other.by_written);
     }
 
     /// Binds the constants `model` imports (file `path`) as module-level
@@ -101,9 +121,8 @@ impl ProjectConsts {
             let stem = module
                 .rsplit(['.', '/', ':'])
                 .find(|s| !s.is_empty())
-                .unwrap_or("")
-                .to_ascii_lowercase();
-            if let Some(v) = self.by_stem.get(&(stem, name.to_string())) {
+                .unwrap_or("");
+            if let Some(v) = self.by_stem.get(&(module_key(stem), name.to_string())) {
                 extra.push(binding(local, v, i.span));
             }
         }
@@ -121,15 +140,19 @@ impl ProjectConsts {
                 }
             }
         }
-        // `Config.LOCK_TTL` / `settings.LOCK_TTL`: bound under the qualified name.
-        for ((stem, name), v) in &self.by_stem {
-            let qualified = model
-                .imports
-                .iter()
-                .any(|i| i.path.to_ascii_lowercase().ends_with(stem.as_str()))
-                || profile(model.language).qualified_constants;
+        // `Config.LOCK_TTL` / `settings.LOCK_TTL` / `Scripts::LOCK_SCRIPT_SHA`:
+        // bound under the qualified name as the asking files write it.
+        // Where the module is imported, or a class's constants need no import.
+        for (written, v) in &self.by_written {
+            let (qualifier, _) = split_path(written);
+            let stem = module_key(qualifier.rsplit(['.', ':']).next().unwrap_or(qualifier));
+            let qualified = profile(model.language).qualified_constants
+                || model
+                    .imports
+                    .iter()
+                    .any(|i| module_key(&i.path).ends_with(&stem));
             if qualified {
-                extra.push(binding(format!("{stem}.{name}"), v, Span::default()));
+                extra.push(binding(written.clone(), v, Span::default()));
             }
         }
         model.assigns.extend(extra);
@@ -174,10 +197,12 @@ fn is_constant(e: &Expr) -> bool {
     }
 }
 
-/// The names this file's lock sites use but cannot resolve here.
+/// The names this file's lock sites use but cannot resolve here, and the
+/// names of the scripts it sends but cannot read (which may be another file's
+/// locks: `EVALSHA` of `Scripts::LOCK_SCRIPT_SHA`).
 pub fn wanted(fa: &FileAnalysis, path: &Path) -> Vec<Wanted> {
     let model = fa.model;
-    let mut out: Vec<Wanted> = Vec::new();
+    let mut used: Vec<(&Expr, Option<FuncId>)> = Vec::new();
     for site in &fa.sites {
         let ttl = match &site.ttl {
             Ttl::Given(Some(e)) => Some(e),
@@ -188,22 +213,24 @@ pub fn wanted(fa: &FileAnalysis, path: &Path) -> Vec<Wanted> {
             .chain(site.key.as_ref())
             .chain(site.owner.as_ref())
         {
-            let mut names = Vec::new();
-            collect_names(resolve::resolve(model, e, site.func), &mut names);
-            let params = site
-                .func
-                .map_or(&[][..], |f| &model.functions[f].params[..]);
-            for n in names {
-                // A local or a parameter is not another file's constant.
-                if model.lookup(&n, site.func, usize::MAX).is_some()
-                    || params.iter().any(|p| p.name == n)
-                {
-                    continue;
-                }
-                let w = source_of(model, path, &n);
-                if let Some(w) = w.filter(|w| !out.contains(w)) {
-                    out.push(w);
-                }
+            used.push((resolve::resolve(model, e, site.func), site.func));
+        }
+    }
+    let scripts = super::script::unread_scripts(model, fa.catalog);
+    used.extend(scripts.iter().map(|(e, func)| (e, *func)));
+    let mut out: Vec<Wanted> = Vec::new();
+    for (e, func) in used {
+        let mut names = Vec::new();
+        collect_names(e, &mut names);
+        let params = func.map_or(&[][..], |f| &model.functions[f].params[..]);
+        for n in names {
+            // A local or a parameter is not another file's constant.
+            if model.lookup(&n, func, usize::MAX).is_some() || params.iter().any(|p| p.name == n) {
+                continue;
+            }
+            let w = source_of(model, path, &n);
+            if let Some(w) = w.filter(|w| !out.contains(w)) {
+                out.push(w);
             }
         }
     }
@@ -224,16 +251,14 @@ fn collect_names(e: &Expr, out: &mut Vec<String>) {
 
 /// Where an unresolved name may be defined.
 fn source_of(model: &FileModel, path: &Path, name: &str) -> Option<Wanted> {
-    if let Some((qualifier, member)) = name.rsplit_once('.') {
-        let stem = qualifier
-            .rsplit(['.', ':'])
-            .next()
-            .unwrap_or(qualifier)
-            .to_string();
-        return Some(Wanted {
+    if let Some(i) = name.rfind(['.', ':']) {
+        let (qualifier, member) = (name[..i].trim_end_matches(':'), &name[i + 1..]);
+        let stem = qualifier.rsplit(['.', ':']).next().unwrap_or(qualifier);
+        return (!stem.is_empty()).then(|| Wanted {
             name: member.to_string(),
-            stem: Some(stem),
+            stem: Some(stem.to_string()),
             dir: None,
+            written: Some(name.to_string()),
         });
     }
     let import = model
@@ -251,12 +276,14 @@ fn source_of(model: &FileModel, path: &Path, name: &str) -> Option<Wanted> {
                 name: name.to_string(),
                 stem: Some(stem),
                 dir: None,
+                written: None,
             })
         }
         None if profile(model.language).package_scope => Some(Wanted {
             name: name.to_string(),
             stem: None,
             dir: path.parent().map(Path::to_path_buf),
+            written: None,
         }),
         None => None,
     }

@@ -133,18 +133,56 @@ const DIGESTS: &[&str] = &["hexdigest", "sha1", "sha1_hex"];
 /// EVALSHA) the script it digests.
 fn script_source<'m>(model: &'m FileModel, src: &'m Expr, func: Option<FuncId>) -> &'m Expr {
     let e = resolve::resolve(model, src, func);
-    match &e.kind {
-        ExprKind::Call(id) => {
-            let c = model.call(*id);
-            match c.args.as_slice() {
-                [only] if DIGESTS.contains(&c.name.as_str()) => {
-                    resolve::resolve(model, &only.value, func)
-                }
-                _ => e,
+    digested(model, e, func).unwrap_or(e)
+}
+
+/// What a one-argument digest call (`Digest::SHA1.hexdigest(LOCK_SCRIPT)`)
+/// digests, followed to its value: the script an EVALSHA of the digest runs.
+pub(super) fn digested<'m>(
+    model: &'m FileModel,
+    e: &'m Expr,
+    func: Option<FuncId>,
+) -> Option<&'m Expr> {
+    let c = model.call(e.as_call()?);
+    match c.args.as_slice() {
+        [only] if DIGESTS.contains(&c.name.as_str()) => {
+            Some(resolve::resolve(model, &only.value, func))
+        }
+        _ => None,
+    }
+}
+
+/// The scripts this file sends by a name it does not bind
+/// (`call("EVALSHA", Scripts::LOCK_SCRIPT_SHA, 1, key, ..)`, `evalsha(SHA, ..)`):
+/// names another file's constants may hold, with the sending call's function.
+pub(super) fn unread_scripts(model: &FileModel, catalog: &Catalog) -> Vec<(Expr, Option<FuncId>)> {
+    let mut out = Vec::new();
+    for call in &model.calls {
+        for &api_id in catalog.candidates(model.language, &call.name) {
+            let api = &catalog.apis[api_id];
+            let src = if let Some(slot) = api.args.get(&ArgRole::Script) {
+                slot_values(model, call, slot).into_iter().next()
+            } else if let Some(slot) = api.args.get(&ArgRole::Words) {
+                // The words form: `EVAL` / `EVALSHA`, then the script.
+                let mut words = slot_values(model, call, slot).into_iter();
+                let first = words.next();
+                let word = first
+                    .as_ref()
+                    .and_then(|w| resolve::string(model, w, call.func));
+                let spec = word.and_then(|w| catalog.command(&w.to_ascii_uppercase()));
+                spec.filter(|s| s.args.first().is_some_and(|a| a == "script"))
+                    .and_then(|_| words.next())
+            } else {
+                None
+            };
+            let Some(src) = src else { continue };
+            let script = script_source(model, &src, call.func);
+            if matches!(script.kind, ExprKind::Name(_)) {
+                out.push((script.clone(), call.func));
             }
         }
-        _ => e,
     }
+    out
 }
 
 pub(super) fn expand_script(
