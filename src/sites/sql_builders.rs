@@ -106,6 +106,15 @@ fn returned_text<'s>(
                 continue;
             }
             let Some(a) = model.lookup(name, Some(func), exit.span.start) else {
+                // ``${lockedChildrenCte(schema)}``: a fragment another function of
+                // this file returns, spliced into this text.
+                for fragment in fragments(model, value, name, source) {
+                    text.push(' ');
+                    text.push_str(&literals(fragment));
+                    if depth + 1 < DEPTH {
+                        reading.push((fragment, depth + 1));
+                    }
+                }
                 continue;
             };
             // A local's whole source (a model's expression text is cut short); a
@@ -130,4 +139,26 @@ fn returned_text<'s>(
         }
     }
     (!text.is_empty()).then_some(text)
+}
+
+/// The returned texts of the same-file function `name` when `text`
+/// interpolates a call of it (`${name(..)}`, `#{name(..)}`, `{name(..)}`):
+/// each `return` of a function of that simple name. (A call passed as an
+/// argument, `transaction([advisoryLock(schema, key), ..])`, is a lock object
+/// handed on, whose key the wrapper pass maps through the parameters.)
+fn fragments<'s>(
+    model: &'s FileModel,
+    text: &str,
+    name: &str,
+    source: &'s str,
+) -> impl Iterator<Item = &'s str> + 's {
+    let called = text.match_indices(name).any(|(i, _)| {
+        text[..i].trim_end().ends_with('{') && text[i + name.len()..].trim_start().starts_with('(')
+    });
+    let defined = called.then(|| model.function_named(name)).flatten();
+    defined
+        .into_iter()
+        .flat_map(move |f| model.exits_in(Some(f.id)))
+        .filter(|x| x.kind == ExitKind::Return)
+        .filter_map(move |x| source.get(x.span.start..x.span.end))
 }
