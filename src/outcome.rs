@@ -55,6 +55,17 @@ pub struct FileResult {
     /// imports, its classes' bases, its own module ([`sites::writers::neighbours`]).
     #[serde(default)]
     pub neighbours: Vec<String>,
+    /// Calls that looked like a lock but lacked the evidence to count
+    /// ([`sites::near_miss`]), for `audit --verbose`.
+    #[serde(default)]
+    pub near_misses: Vec<NearMiss>,
+}
+
+/// A call that looked like a lock but was not counted, and why.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct NearMiss {
+    pub line: usize,
+    pub why: String,
 }
 
 /// One lock site as the inventory shows it.
@@ -116,6 +127,8 @@ pub struct Report {
     /// Files with at least one finding or lock site, sorted by path.
     pub files: Vec<FileResult>,
     pub notices: Vec<Notice>,
+    /// Every file's near misses, by the path as walked (as the inventory shows it).
+    pub near_misses: Vec<(String, NearMiss)>,
     pub summary: Summary,
 }
 

@@ -1076,6 +1076,37 @@ fn an_embedded_file_that_cannot_be_read_is_a_notice() {
 }
 
 #[test]
+fn audit_verbose_lists_the_calls_that_looked_like_a_lock() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(
+        tmp.path().join("jobs.rb"),
+        "require \"redlock\"\n\nclass Jobs\n  def run(locker)\n    locker.lock(\"job:1\", 10_000)\n  end\n\n  def counted\n    lock_manager = Redlock::Client.new([\"redis://localhost\"])\n    lock_manager.lock(\"job:2\", 10_000)\n  end\n\n  def mutex(m)\n    m.lock\n  end\nend\n",
+    )
+    .unwrap();
+    // The parameter `locker` is no client the file shows; `lock_manager` is,
+    // and `m.lock` fits no redlock-rb `lock` (it takes a key and a TTL).
+    lock_audit()
+        .args(["audit", "--verbose", "--no-cache"])
+        .arg(tmp.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("jobs.rb:10"))
+        .stderr(predicate::str::contains(
+            "jobs.rb:5: `locker.lock(..)` looks like redlock-rb's `lock`",
+        ))
+        .stderr(predicate::str::contains("jobs.rb:10:").not())
+        .stderr(predicate::str::contains("jobs.rb:14:").not());
+    lock_audit()
+        .args(["audit", "--no-cache"])
+        .arg(tmp.path())
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "1 call looked like a lock but lacked the evidence to count",
+        ));
+}
+
+#[test]
 fn cache_reuses_unchanged_files_and_never_serves_stale_results() {
     let tmp = tempfile::tempdir().unwrap();
     let (d, cache) = (tmp.path().join("src"), tmp.path().join("cache"));

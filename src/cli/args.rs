@@ -187,7 +187,8 @@ pub struct AuditArgs {
     /// An extra catalog folder (repeatable).
     #[arg(long = "rules", value_name = "DIR")]
     pub rules_dirs: Vec<PathBuf>,
-    /// Show every skipped or partly analysed file and why (on stderr).
+    /// Show every skipped or partly analysed file and why, and every call that looked like a
+    /// lock but lacked the evidence to count (on stderr).
     #[arg(long, short)]
     pub verbose: bool,
     /// The config file (default: the nearest lock-audit.yaml above the first path).

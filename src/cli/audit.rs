@@ -30,5 +30,8 @@ pub(super) fn run(args: AuditArgs) -> ExitCode {
     for line in report::notice_lines(&report, args.verbose) {
         eprintln!("{line}");
     }
+    for line in report::near_miss_lines(&report, args.verbose) {
+        eprintln!("{line}");
+    }
     ExitCode::from(if report.has_internal_errors() { 2 } else { 0 })
 }

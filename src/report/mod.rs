@@ -137,6 +137,24 @@ pub fn summary_line(report: &Report) -> String {
     )
 }
 
+/// The near misses for `audit`: each with `verbose`, else how many there are.
+pub fn near_miss_lines(report: &Report, verbose: bool) -> Vec<String> {
+    let n = report.near_misses.len();
+    if verbose {
+        let line = |(path, m): &(String, crate::outcome::NearMiss)| {
+            format!("near miss: {path}:{}: {}", m.line, m.why)
+        };
+        report.near_misses.iter().map(line).collect()
+    } else if n > 0 {
+        vec![format!(
+            "{n} call{} looked like a lock but lacked the evidence to count (run with --verbose to see which and why)",
+            if n == 1 { "" } else { "s" }
+        )]
+    } else {
+        Vec::new()
+    }
+}
+
 /// The notice lines: all of them with `verbose`, else internal errors and a count.
 pub fn notice_lines(report: &Report, verbose: bool) -> Vec<String> {
     let mut out = Vec::new();

@@ -326,6 +326,8 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
         if let Outcome::Parsed(result, ..) = outcome {
             report.summary.files_parsed += 1;
             if let Some(r) = result {
+                let misses = r.near_misses.iter().map(|m| (r.path.clone(), m.clone()));
+                report.near_misses.extend(misses);
                 report.summary.sites += r.sites.len();
                 report.summary.findings += r.findings.len();
                 report.summary.hidden_in_tests += r.hidden_in_tests;

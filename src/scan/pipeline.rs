@@ -14,7 +14,7 @@ use crate::config::Settings;
 use crate::discover::SourceFile;
 use crate::lines::LineIndex;
 use crate::manifest::Versions;
-use crate::outcome::{FileResult, Notice, NoticeKind};
+use crate::outcome::{FileResult, NearMiss, Notice, NoticeKind};
 use crate::prefilter::Prefilter;
 use crate::sites::classify::UserClasses;
 use crate::sites::consts;
@@ -273,6 +273,14 @@ pub(super) fn analyse_text(
         hidden_in_tests,
         writers: sites::writers::summarize(&analysis, &file.path, |at| index.line_col(at).0),
         neighbours: sites::writers::neighbours(&model, &file.path),
+        near_misses: sites::near_miss::find(&analysis)
+            .into_iter()
+            .filter(|(span, _)| !in_tests(*span))
+            .map(|(span, why)| NearMiss {
+                line: index.line_col(span.start).0,
+                why,
+            })
+            .collect(),
     };
     drop(analysis);
     free_aside(model, text.len());

@@ -198,6 +198,15 @@ fn runtime(model: &FileModel, call: &Call, v: &Expr) -> bool {
     )
 }
 
+/// Do `call`'s arguments fit `api`: their count, and the words an argument
+/// must hold?
+pub(super) fn fits(model: &FileModel, api: &Api, call: &Call) -> bool {
+    let positional = || call.args.iter().filter(|a| a.name.is_none()).count();
+    !(api.max_args.is_some_and(|n| positional() > n)
+        || api.arity.is_some_and(|n| call.args.len() != n)
+        || api.arg_is.as_ref().is_some_and(|a| !arg_is(model, call, a)))
+}
+
 /// The catalog API a call matches, with the evidence that it is that library's.
 /// When several libraries fit (`redis.NewScript` is both go-redis and redigo),
 /// the one the file imports wins.
@@ -220,11 +229,7 @@ pub fn match_api(model: &FileModel, catalog: &Catalog, call: &Call) -> Option<(u
     for &api_id in candidates {
         let api = &catalog.apis[api_id];
         let lib = catalog.library_of(api);
-        let positional = || call.args.iter().filter(|a| a.name.is_none()).count();
-        if api.max_args.is_some_and(|n| positional() > n)
-            || api.arity.is_some_and(|n| call.args.len() != n)
-            || api.arg_is.as_ref().is_some_and(|a| !arg_is(model, call, a))
-        {
+        if !fits(model, api, call) {
             continue;
         }
         let own = || format!("`{}` is {}'s own method", call.name, lib.name);

@@ -17,6 +17,7 @@ pub mod library;
 pub mod lifecycle;
 mod lock_durations;
 pub mod lua;
+pub mod near_miss;
 mod orm_claim;
 pub mod receiver;
 pub mod resolve;
