@@ -1083,6 +1083,13 @@ fn audit_verbose_lists_the_calls_that_looked_like_a_lock() {
         "require \"redlock\"\n\nclass Jobs\n  def run(locker)\n    locker.lock(\"job:1\", 10_000)\n  end\n\n  def counted\n    lock_manager = Redlock::Client.new([\"redis://localhost\"])\n    lock_manager.lock(\"job:2\", 10_000)\n  end\n\n  def mutex(m)\n    m.lock\n  end\nend\n",
     )
     .unwrap();
+    // A file that requires nothing (Bundler loads the gem): a key naming a lock
+    // is some evidence, a key naming none is not.
+    fs::write(
+        tmp.path().join("sweep.rb"),
+        "class Sweeper\n  def sweep(store)\n    store.lock(\"sweep-lock\", 30_000)\n  end\n\n  def report(store)\n    store.lock(\"report\", 30_000)\n  end\nend\n",
+    )
+    .unwrap();
     // The parameter `locker` is no client the file shows; `lock_manager` is,
     // and `m.lock` fits no redlock-rb `lock` (it takes a key and a TTL).
     lock_audit()
@@ -1092,17 +1099,21 @@ fn audit_verbose_lists_the_calls_that_looked_like_a_lock() {
         .success()
         .stdout(predicate::str::contains("jobs.rb:10"))
         .stderr(predicate::str::contains(
-            "jobs.rb:5: `locker.lock(..)` looks like redlock-rb's `lock`",
+            "jobs.rb:5: `locker.lock(..)` looks like redlock-rb's `lock` (the file imports it)",
+        ))
+        .stderr(predicate::str::contains(
+            "sweep.rb:3: `store.lock(..)` looks like redlock-rb's `lock` (its key names a lock)",
         ))
         .stderr(predicate::str::contains("jobs.rb:10:").not())
-        .stderr(predicate::str::contains("jobs.rb:14:").not());
+        .stderr(predicate::str::contains("jobs.rb:14:").not())
+        .stderr(predicate::str::contains("sweep.rb:7:").not());
     lock_audit()
         .args(["audit", "--no-cache"])
         .arg(tmp.path())
         .assert()
         .success()
         .stderr(predicate::str::contains(
-            "1 call looked like a lock but lacked the evidence to count",
+            "2 calls looked like a lock but lacked the evidence to count",
         ));
 }
 

@@ -1,6 +1,6 @@
 //! Calls that look like a library's lock method but were not counted: the
-//! file imports the library and the call fits the method's arguments, yet
-//! nothing shows its receiver is the library's client. `audit --verbose`
+//! call fits the method's arguments, and the file imports the library or the
+//! key names a lock, yet nothing shows its receiver is the library's client. `audit --verbose`
 //! lists them, so a user can see why a lock is missing from the inventory
 //! (and bind, annotate or name the client so that it counts).
 
@@ -8,13 +8,13 @@ use std::collections::HashSet;
 
 use super::command::{fits, match_api};
 use super::slots::slot_values;
-use super::{receiver, FileAnalysis};
-use crate::catalog::{ApiKind, LockSpec};
+use super::{lock_words, receiver, resolve, FileAnalysis};
+use crate::catalog::{Api, ApiKind};
 use crate::model::{CallId, Span};
 
-/// The near misses of one file: method calls of an imported library's lock
-/// method (`acquire`, `lock`, `tryLock`) that are not sites, with what the
-/// call looked like and what was missing.
+/// The near misses of one file: method calls of a library's lock method
+/// (`acquire`, `lock`, `tryLock`) with some evidence that are not sites, with
+/// what the call looked like and what was missing.
 pub fn find(fa: &FileAnalysis) -> Vec<(Span, String)> {
     let (model, catalog) = (fa.model, fa.catalog);
     let sites: HashSet<CallId> = fa.sites.iter().map(|s| s.call).collect();
@@ -26,21 +26,32 @@ pub fn find(fa: &FileAnalysis) -> Vec<(Span, String)> {
         if sites.contains(&call.id) {
             continue;
         }
-        let looks_like = catalog
-            .candidates(model.language, &call.name)
-            .iter()
-            .map(|&id| &catalog.apis[id])
-            .find(|api| {
-                // The key, where the method takes one (`lock(key, ttl)`, not a mutex's `lock()`).
-                let keyed = |spec: &LockSpec| {
-                    (spec.key.as_ref()).is_none_or(|k| !slot_values(model, call, k).is_empty())
-                };
-                matches!(&api.kind, ApiKind::Lock(spec) if keyed(spec))
-                    && api.methods.contains(&call.name)
-                    && receiver::imported(model, catalog.library_of(api))
-                    && fits(model, api, call)
-            });
-        let Some(api) = looks_like else { continue };
+        // Some evidence: the file imports the library, or the key names a lock
+        // (`lock("job-lock:#{id}", ttl)` in a Ruby file Bundler gave the gem).
+        let hint = |api: &Api| -> Option<String> {
+            let ApiKind::Lock(spec) = &api.kind else {
+                return None;
+            };
+            // The key, where the method takes one (`lock(key, ttl)`, not a mutex's `lock()`).
+            let key = match &spec.key {
+                Some(slot) => Some(slot_values(model, call, slot).into_iter().next()?),
+                None => None,
+            };
+            if !api.methods.contains(&call.name) || !fits(model, api, call) {
+                return None;
+            }
+            if receiver::imported(model, catalog.library_of(api)) {
+                return Some("the file imports it".into());
+            }
+            let key = key?;
+            let text = resolve::key_text(model, &key, call.func);
+            lock_words(catalog, &[&text]).map(|w| format!("its key names a {w}"))
+        };
+        let looks_like = (catalog.candidates(model.language, &call.name).iter())
+            .find_map(|&id| Some((&catalog.apis[id], hint(&catalog.apis[id])?)));
+        let Some((api, hint)) = looks_like else {
+            continue;
+        };
         // A file that defines the method itself calls its own code.
         let own = model
             .functions
@@ -51,9 +62,8 @@ pub fn find(fa: &FileAnalysis) -> Vec<(Span, String)> {
         }
         let lib = catalog.library_of(api);
         let why = format!(
-            "`{}.{}(..)` looks like {}'s `{}` (the file imports it), but nothing shows `{}` is \
-             its client: bind it to a constructor, annotate its type, or name it like one; not \
-             counted",
+            "`{}.{}(..)` looks like {}'s `{}` ({hint}), but nothing shows `{}` is its client: \
+             bind it to a constructor, annotate its type, or name it like one; not counted",
             recv.text, call.name, lib.name, call.name, recv.text
         );
         out.push((call.span, why));
