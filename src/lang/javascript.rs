@@ -130,18 +130,130 @@ macro_rules! js_table {
 pub static JAVASCRIPT: NodeTable = js_table!(
     Language::JavaScript,
     || tree_sitter_javascript::LANGUAGE.into(),
-    None
+    Some(using_call_statements)
 );
 pub static TYPESCRIPT: NodeTable = js_table!(
     Language::TypeScript,
     || tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
-    Some(blank_template_type_args)
+    Some(mend_typescript)
 );
 pub static TSX: NodeTable = js_table!(
     Language::TypeScript,
     || tree_sitter_typescript::LANGUAGE_TSX.into(),
-    Some(blank_template_type_args)
+    Some(mend_typescript)
 );
+
+/// Every TypeScript mend, one after the other (each keeps every byte offset).
+fn mend_typescript(text: &str) -> Option<String> {
+    let mends: [fn(&str) -> Option<String>; 3] = [
+        blank_template_type_args,
+        unnamed_parameter_types,
+        using_identifiers,
+    ];
+    let mut out: Option<String> = None;
+    for mend in mends {
+        if let Some(m) = mend(out.as_deref().unwrap_or(text)) {
+            out = Some(m);
+        }
+    }
+    out
+}
+
+/// A statement that calls a function named `using` (`using(pool, fn);`,
+/// `await using(resource, fn);`): valid JavaScript, which the grammars
+/// (tree-sitter-javascript 0.25, -typescript 0.23) take for the start of a
+/// `using x = ..` declaration and reject. Made an expression, same length:
+/// `await` becomes `void `, else the blank before `using` becomes `!`. The
+/// call, its name and arguments stay.
+fn using_call_statements(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'$';
+    let mut out: Option<Vec<u8>> = None;
+    for (at, _) in text.match_indices("using") {
+        let called = text[at + "using".len()..].trim_start().starts_with('(');
+        if !called || (at > 0 && ident(b[at - 1])) {
+            continue;
+        }
+        let head = text[..at].trim_end_matches([' ', '\t']);
+        let awaited = head
+            .strip_suffix("await")
+            .filter(|h| h.len() < head.len() && !h.ends_with(|c: char| ident(c as u8)));
+        let (mark, with): (usize, &[u8]) = match awaited {
+            Some(h) if h.len() + "await".len() < at => (h.len(), b"void "),
+            Some(_) => continue,
+            None if at > head.len() => (at - 1, b"!"),
+            None => continue,
+        };
+        // Only where a statement starts: after `;`, `{`, `}`, a line break or nothing.
+        let before = text[..mark].trim_end_matches([' ', '\t']);
+        let starts = before.is_empty()
+            || before.ends_with([';', '{', '}', '\n', '\r'])
+            || text[before.len()..mark].contains('\n');
+        if !starts {
+            continue;
+        }
+        let o = out.get_or_insert_with(|| b.to_vec());
+        o[mark..mark + with.len()].copy_from_slice(with);
+    }
+    out.and_then(|o| String::from_utf8(o).ok())
+}
+
+/// A function named `using` (`async function using<T>(..)`, `await
+/// using(redis, fn)`), which tree-sitter-typescript 0.23 rejects wherever the
+/// name stands for a value: renamed `Using` (same length) at its definition
+/// and its calls alike, so they still pair. A member (`redlock.using(..)`)
+/// and a `using x = ..` declaration are untouched.
+fn using_identifiers(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'.' | b'#');
+    let mut out: Option<Vec<u8>> = None;
+    for (at, _) in text.match_indices("using") {
+        let next = text[at + "using".len()..].trim_start();
+        if (at > 0 && ident(b[at - 1])) || !next.starts_with(['(', '<']) {
+            continue;
+        }
+        out.get_or_insert_with(|| b.to_vec())[at] = b'U';
+    }
+    out.and_then(|o| String::from_utf8(o).ok())
+}
+
+/// Names of predefined types, which tree-sitter-typescript 0.23 will not take
+/// as parameter names.
+const PREDEFINED: &[&str] = &[
+    "string", "number", "boolean", "any", "unknown", "object", "symbol", "bigint",
+];
+
+/// A function type whose parameters are unnamed (`(string) => any`, `(string,
+/// number) => void`: valid TypeScript, each a parameter named after a type),
+/// which tree-sitter-typescript 0.23 rejects: each such name's first letter
+/// becomes `_` (`(_tring) => any`), same length.
+fn unnamed_parameter_types(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    let mut out: Option<Vec<u8>> = None;
+    for (arrow, _) in text.match_indices("=>") {
+        let before = text[..arrow].trim_end();
+        let Some(inside) = before.strip_suffix(')') else {
+            continue;
+        };
+        let Some(open) = inside.rfind(['(', ')', '\n']).filter(|&o| b[o] == b'(') else {
+            continue;
+        };
+        let params = &inside[open + 1..];
+        let names: Vec<&str> = params.split(',').map(str::trim).collect();
+        let all = names.iter().all(|n| PREDEFINED.contains(n));
+        if !all || params.trim().is_empty() {
+            continue;
+        }
+        let o = out.get_or_insert_with(|| b.to_vec());
+        let mut at = open + 1;
+        for part in params.split(',') {
+            let lead = part.len() - part.trim_start().len();
+            o[at + lead] = b'_';
+            at += part.len() + 1;
+        }
+    }
+    out.and_then(|o| String::from_utf8(o).ok())
+}
 
 /// Longest type argument list [`blank_template_type_args`] looks back over.
 const MAX_TYPE_ARGS: usize = 400;
