@@ -321,7 +321,7 @@ pub fn analyze<'m>(
             });
         }
     }
-    wrapper::sites_for_calls(model, path, wrappers, &mut sites, &mut objects);
+    wrapper::sites_for_calls(model, (path, text), wrappers, &mut sites, &mut objects);
     lifecycle::complete(model, &next, catalog, &cmds, &mut sites, &mut releases);
     let mut fa = FileAnalysis {
         model,
@@ -442,7 +442,13 @@ pub fn add_wrapper_calls(
     classify: &classify::UserClasses,
 ) {
     let first = fa.sites.len();
-    wrapper::sites_for_calls(fa.model, path, wrappers, &mut fa.sites, &mut fa.objects);
+    wrapper::sites_for_calls(
+        fa.model,
+        (path, fa.text),
+        wrappers,
+        &mut fa.sites,
+        &mut fa.objects,
+    );
     let next = command::chain_successors(fa.model);
     lifecycle::complete(
         fa.model,

@@ -28,6 +28,39 @@ pub fn may_call(
             || names_module())
 }
 
+/// The wrappers a file may call, by the rule the scan uses to pick the files
+/// to re-read ([`may_call`]): its own, or one whose name says what it does, or
+/// whose module or class the file names as a whole word. The same file gets
+/// the same wrapper calls whichever pass re-reads it.
+pub(super) fn visible<'w>(
+    path: &Path,
+    language: Language,
+    text: &str,
+    wrappers: &'w [Wrapper],
+) -> Vec<&'w Wrapper> {
+    let words = std::cell::OnceCell::new();
+    let words = || {
+        words.get_or_init(|| {
+            text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .filter(|w| !w.is_empty())
+                .map(str::to_ascii_lowercase)
+                .collect::<std::collections::HashSet<String>>()
+        })
+    };
+    wrappers
+        .iter()
+        .filter(|w| {
+            path == w.path
+                || may_call(path, language, w, || {
+                    distinctive(w)
+                        || module_spellings(w)
+                            .iter()
+                            .any(|m| words().contains(&m.to_ascii_lowercase()))
+                })
+        })
+        .collect()
+}
+
 /// The spellings of `w`'s module and class that [`calls_wrapper`] accepts
 /// (whole words, matched case-insensitively): `rate_limit` is also the
 /// receiver `RateLimit`; a `RunLocker` is reached as `runLock` or `runLocker`.

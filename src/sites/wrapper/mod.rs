@@ -382,11 +382,12 @@ fn on_pool(call: &Call, site: &LockSite) -> bool {
 /// wrappers that are returned untaken go to `objects`.
 pub fn sites_for_calls(
     model: &FileModel,
-    path: &Path,
+    (path, text): (&Path, &str),
     wrappers: &[Wrapper],
     sites: &mut Vec<LockSite>,
     objects: &mut Vec<LockObject>,
 ) {
+    let wrappers = calls::visible(path, model.language, text, wrappers);
     // The calls already sites of their own (a library's), looked up per call.
     let mut known: HashSet<CallId> = sites.iter().map(|s| s.call).collect();
     let next = objects::Successors::new();
