@@ -173,6 +173,11 @@ pub struct CommandSpec {
 }
 
 impl CommandSpec {
+    /// Does the command's first argument hold a script (`EVAL`, `EVALSHA`)?
+    pub fn runs_script(&self) -> bool {
+        self.args.first().is_some_and(|a| a == "script")
+    }
+
     pub fn is_option(&self, word: &str) -> bool {
         self.flags
             .iter()

@@ -101,12 +101,7 @@ fn put_if_absent_shape(
 ) -> Option<String> {
     // A file that defines the method itself (an in-memory store, a fake, an
     // adapter) is calling its own code.
-    if !matches!(api.kind, ApiKind::Command(_))
-        || model
-            .functions
-            .iter()
-            .any(|f| f.name.rsplit(['.', ':']).next() == Some(call.name.as_str()))
-    {
+    if !matches!(api.kind, ApiKind::Command(_)) || model.function_named(&call.name).is_some() {
         return None;
     }
     let setnx = matches!(&api.kind, ApiKind::Command(Some(c)) if c == "SETNX");
@@ -140,7 +135,7 @@ fn put_if_absent_shape(
         let script = first.filter(|w| {
             catalog
                 .command(&w.to_ascii_uppercase())
-                .is_some_and(|spec| spec.args.first().is_some_and(|a| a == "script"))
+                .is_some_and(|spec| spec.runs_script())
         });
         if let Some(word) = script {
             return Some(format!("the call sends `{word}` (a Redis script)"));
@@ -495,7 +490,7 @@ fn build(
     };
     // `call("EVAL", script, 1, key, token, ttl)`: the words hold the script,
     // its key count and keys, run as the script's own slots would be.
-    if spec.args.first().is_some_and(|a| a == "script") && !words.is_empty() {
+    if spec.runs_script() && !words.is_empty() {
         let script = words.remove(0);
         let count = (!words.is_empty()).then(|| words.remove(0));
         let count = count.and_then(|n| match resolve::resolve(model, &n, call.func).kind {

@@ -53,11 +53,7 @@ pub fn find(fa: &FileAnalysis) -> Vec<(Span, String)> {
             continue;
         };
         // A file that defines the method itself calls its own code.
-        let own = model
-            .functions
-            .iter()
-            .any(|f| f.name.rsplit(['.', ':']).next() == Some(call.name.as_str()));
-        if own || match_api(model, catalog, call).is_some() {
+        if model.function_named(&call.name).is_some() || match_api(model, catalog, call).is_some() {
             continue;
         }
         let lib = catalog.library_of(api);

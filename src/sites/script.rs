@@ -170,8 +170,7 @@ pub(super) fn unread_scripts(model: &FileModel, catalog: &Catalog) -> Vec<(Expr,
                     .as_ref()
                     .and_then(|w| resolve::string(model, w, call.func));
                 let spec = word.and_then(|w| catalog.command(&w.to_ascii_uppercase()));
-                spec.filter(|s| s.args.first().is_some_and(|a| a == "script"))
-                    .and_then(|_| words.next())
+                spec.filter(|s| s.runs_script()).and_then(|_| words.next())
             } else {
                 None
             };
