@@ -161,6 +161,12 @@ pub struct LockSite {
     /// turns the lock off (index, name, whether a true value does), which
     /// the enclosing function's callers then decide.
     pub switch: Option<(usize, String, bool)>,
+    /// The locking statement writes too (`UPDATE .. WHERE id IN (SELECT ..
+    /// FOR UPDATE SKIP LOCKED)`, `INSERT .. ON CONFLICT`): what it locks, it
+    /// changes or claims in the same statement, so even autocommitted on its
+    /// own it guards that write.
+    #[serde(default)]
+    pub statement_writes: bool,
 }
 
 /// Where a lock site comes from.
@@ -229,6 +235,7 @@ impl LockSite {
             renews: false,
             held_over: None,
             switch: None,
+            statement_writes: false,
         }
     }
 }

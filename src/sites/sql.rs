@@ -367,6 +367,7 @@ pub(super) fn site(lock: &SqlLock, sql: &str, key: Option<Expr>, base: LockSite)
         // `UPDATE .. WHERE id IN (SELECT .. FOR UPDATE SKIP LOCKED)`: the
         // statement writes exactly what it locked; no result to test.
         try_acquire: lock.try_acquire && (lock.row_claim || !writes(sql)) && !definition,
+        statement_writes: lock.row_claim || writes(sql),
         expects_release: scope == Scope::Session && !definition,
         usual: lock.usual.clone().filter(|_| !definition),
         evidence: vec![format!("SQL text {}", takes(lock))],

@@ -366,12 +366,15 @@ pub(super) fn class_of(qualified: &str) -> Option<&str> {
     parts.next()
 }
 
-/// Does `call` run a transaction-scoped lock on a connection pool
-/// (`q.ClaimJobs(ctx, r.pool)`)? Each statement then commits alone: the row
-/// lock ends with the statement inside the wrapper, and the caller holds
-/// nothing.
+/// Does `call` run a read-only transaction-scoped lock on a connection pool
+/// (`q.LockInvoice(ctx, r.pool, id)`)? Each statement then commits alone: the
+/// row lock ends with the statement inside the wrapper, guarding nothing.
+/// A statement that writes what it locks (`q.ClaimJobs(ctx, r.pool)`: `UPDATE
+/// .. SET worker = $1 .. FOR UPDATE SKIP LOCKED`) still takes its lock at the
+/// call, for that write and the claim it leaves.
 fn on_pool(call: &Call, site: &LockSite) -> bool {
     matches!(site.ttl, Ttl::Scoped(Scope::Transaction))
+        && !site.statement_writes
         && call.args.iter().any(|a| {
             let last = a.value.text.rsplit(['.', ':']).next().unwrap_or_default();
             last.to_ascii_lowercase().ends_with("pool")
