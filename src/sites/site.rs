@@ -161,12 +161,16 @@ pub struct LockSite {
     /// turns the lock off (index, name, whether a true value does), which
     /// the enclosing function's callers then decide.
     pub switch: Option<(usize, String, bool)>,
-    /// The locking statement writes too (`UPDATE .. WHERE id IN (SELECT ..
-    /// FOR UPDATE SKIP LOCKED)`, `INSERT .. ON CONFLICT`): what it locks, it
-    /// changes or claims in the same statement, so even autocommitted on its
-    /// own it guards that write.
+    /// The locking statement writes too (`WITH locked AS (SELECT .. FOR
+    /// UPDATE) UPDATE ..`): on a connection that commits each statement alone,
+    /// its row locks end with that write.
     #[serde(default)]
     pub statement_writes: bool,
+    /// The locking statement claims rows for its caller: it only tries (`SKIP
+    /// LOCKED`, `pg_try_advisory_xact_lock`) or is a lock-table claim, and
+    /// the caller goes on as the holder of whatever it got.
+    #[serde(default)]
+    pub statement_claims: bool,
 }
 
 /// Where a lock site comes from.
@@ -236,6 +240,7 @@ impl LockSite {
             held_over: None,
             switch: None,
             statement_writes: false,
+            statement_claims: false,
         }
     }
 }

@@ -252,11 +252,31 @@ fn uses(sql: &str, needle: &str, role: SqlRole) -> bool {
     if is_clause && !(sql.contains("SELECT") || sql.trim_start().starts_with(needle)) {
         return false;
     }
+    // `FOR UPDATE OF jobs SKIP LOCKED`: tables named between the strength
+    // and its wait modifier.
+    let of_tables = || {
+        let Some((strength, modifier)) = [" SKIP LOCKED", " NOWAIT"]
+            .iter()
+            .find_map(|m| Some((needle.strip_suffix(m)?, *m)))
+        else {
+            return false;
+        };
+        let of = format!("{strength} OF ");
+        sql.match_indices(&of).any(|(i, _)| {
+            let rest = &sql[i + of.len() - 1..];
+            let names = |c: char| c.is_ascii_alphanumeric() || "_.\", ".contains(c);
+            let run = &rest[..rest.find(|c: char| !names(c)).unwrap_or(rest.len())];
+            !sql[..i].chars().next_back().is_some_and(word)
+                && run.split_once(modifier).is_some_and(|(_, after)| {
+                    !after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                })
+        })
+    };
     sql.match_indices(needle).any(|(i, _)| {
         let before = sql[..i].chars().next_back();
         let after = sql[i + needle.len()..].chars().next();
         !before.is_some_and(word) && (!is_clause || !after.is_some_and(word))
-    })
+    }) || (is_clause && of_tables())
 }
 
 pub fn analyze(
@@ -367,7 +387,8 @@ pub(super) fn site(lock: &SqlLock, sql: &str, key: Option<Expr>, base: LockSite)
         // `UPDATE .. WHERE id IN (SELECT .. FOR UPDATE SKIP LOCKED)`: the
         // statement writes exactly what it locked; no result to test.
         try_acquire: lock.try_acquire && (lock.row_claim || !writes(sql)) && !definition,
-        statement_writes: lock.row_claim || writes(sql),
+        statement_writes: writes(sql),
+        statement_claims: lock.row_claim || lock.try_acquire,
         expects_release: scope == Scope::Session && !definition,
         usual: lock.usual.clone().filter(|_| !definition),
         evidence: vec![format!("SQL text {}", takes(lock))],
@@ -494,6 +515,19 @@ mod tests {
             acquire
         ));
         assert!(!uses("SELECT * FROM T FOR UPDATES", "FOR UPDATE", acquire));
+    }
+
+    #[test]
+    fn wait_modifiers_after_named_tables() {
+        let acquire = SqlRole::Acquire;
+        let skip = "FOR UPDATE SKIP LOCKED";
+        assert!(uses("SELECT * FROM C JOIN T ON X FOR UPDATE OF C SKIP LOCKED", skip, acquire));
+        assert!(uses("SELECT 1 FROM A, B FOR UPDATE OF A, \"B\" SKIP LOCKED)", skip, acquire));
+        assert!(uses("SELECT 1 FROM A FOR UPDATE OF A NOWAIT", "FOR UPDATE NOWAIT", acquire));
+        // Near misses: no modifier, another strength, a longer word.
+        assert!(!uses("SELECT * FROM C FOR UPDATE OF C", skip, acquire));
+        assert!(!uses("SELECT * FROM C FOR SHARE OF C SKIP LOCKED", skip, acquire));
+        assert!(!uses("SELECT 1 FROM A FOR UPDATE OF A NOWAITING", "FOR UPDATE NOWAIT", acquire));
     }
 
     #[test]

@@ -440,9 +440,15 @@ pub(super) fn calls_wrapper(
                 // (`ReportCache.with_lock` names a class, `new CelPolicyDao(h).reconcile..`
                 // builds one: not untyped.)
                 let ident = |n: &str| n.chars().all(|c| c.is_alphanumeric() || c == '_');
-                let untyped = names.iter().all(|(n, _)| {
-                    ident(n) && n.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
-                });
+                // A package the file imports (`rivertype.JobCancel(err)`) is no object.
+                let package = |n: &str| {
+                    (model.imports.iter())
+                        .any(|i| i.alias.as_deref() == Some(n) || package_of(i) == Some(n))
+                };
+                let untyped = !(r == last && package(last))
+                    && names.iter().all(|(n, _)| {
+                        ident(n) && n.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+                    });
                 // Declared as a base of the wrapper's class (an interface or
                 // abstract class of the project; its constructor would be no
                 // implementation).

@@ -14,6 +14,7 @@ use std::collections::{HashMap, HashSet};
 
 mod calls;
 mod classes;
+mod connection;
 mod inherit;
 mod objects;
 mod shape;
@@ -61,6 +62,10 @@ pub struct Wrapper {
     /// takes a local lock instead): index, name, and the value that does.
     #[serde(default)]
     pub switch: Option<(usize, String, bool)>,
+    /// Which caller argument is the connection the locking statement runs
+    /// on (`db` of `db.QueryRow(ctx, lockRow, id)`), when it is a parameter.
+    #[serde(default)]
+    pub conn_param: Option<usize>,
     /// The bases of `class` declared in the project (an interface, an
     /// abstract class), as which callers may hold an instance of it.
     #[serde(default)]
@@ -198,10 +203,13 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
             continue;
         }
         let (helper, guard, returns) = shape.helper(fa, site);
-        // Above a wrapper call, only a lock-named function or one running a
-        // callback under the lock is a helper: a handler that returns a
-        // helper's result is the helper's caller, not a helper itself.
-        let helper = helper && (site.via.is_none() || shape.named || guard);
+        // Above a wrapper call, only a lock-named function, one running a
+        // callback under the lock, or one of the same name that hands the
+        // call on (a repository's `PollJobs` returning its queries'
+        // `PollJobs`) is a helper: a handler that returns a helper's result
+        // is the helper's caller, not a helper itself.
+        let delegates = site.api.strip_prefix("wrapper ") == Some(simple_name(&f.name));
+        let helper = helper && (site.via.is_none() || shape.named || guard || delegates);
         // `return sequelize.transaction(async t => { ..findOne({lock: true}).. })`:
         // the row lock ends with the transaction, inside; callers hold nothing.
         if !shape.named && !guard && ends_inside(fa, f, site) {
@@ -277,6 +285,7 @@ fn wrapper(fa: &FileAnalysis, path: &Path, f: &Function, site: &LockSite, line: 
         bases: project_bases(fa.model, path, class_of(&f.name)),
         line,
         key_param: key_param(f, fa.model.language, site),
+        conn_param: connection::param(f, fa.model, site),
         guard: false,
         returns: false,
         object: None,
@@ -366,21 +375,6 @@ pub(super) fn class_of(qualified: &str) -> Option<&str> {
     parts.next()
 }
 
-/// Does `call` run a read-only transaction-scoped lock on a connection pool
-/// (`q.LockInvoice(ctx, r.pool, id)`)? Each statement then commits alone: the
-/// row lock ends with the statement inside the wrapper, guarding nothing.
-/// A statement that writes what it locks (`q.ClaimJobs(ctx, r.pool)`: `UPDATE
-/// .. SET worker = $1 .. FOR UPDATE SKIP LOCKED`) still takes its lock at the
-/// call, for that write and the claim it leaves.
-fn on_pool(call: &Call, site: &LockSite) -> bool {
-    matches!(site.ttl, Ttl::Scoped(Scope::Transaction))
-        && !site.statement_writes
-        && call.args.iter().any(|a| {
-            let last = a.value.text.rsplit(['.', ':']).next().unwrap_or_default();
-            last.to_ascii_lowercase().ends_with("pool")
-        })
-}
-
 /// Lock sites for the calls of wrappers in one file; the calls of factory
 /// wrappers that are returned untaken go to `objects`.
 pub fn sites_for_calls(
@@ -410,7 +404,7 @@ pub fn sites_for_calls(
         {
             continue;
         }
-        if on_pool(call, &w.site) || switched_off(call, w) {
+        if connection::holds_nothing(model, call, w) || switched_off(call, w) {
             continue;
         }
         let use_ = match &w.object {

@@ -146,12 +146,27 @@ impl<'f> Shape<'f> {
             .find(|c| c.span == site.span && c.id != site.result_call)
             .map(|c| c.usage.bound_names())
             .unwrap_or_default();
-        let returns = self.exits.iter().any(|e| {
-            e.span.contains(site.span)
-                || (result.iter().chain(&runner).copied())
-                    .chain(site.handle.as_deref())
-                    .any(|n| mentions(&e.value, n))
-        });
+        let direct: Vec<&str> = result.iter().chain(&runner).copied().collect();
+        // Values read out of the locked rows: `err := row.Scan(&evicted)`
+        // then `return evicted, err`.
+        let read_out = (fa.model.calls_in(site.func))
+            .filter(|c| c.span.start >= site.span.end)
+            .filter(|c| {
+                (c.receiver.as_deref().and_then(|r| r.as_name()))
+                    .is_some_and(|r| direct.contains(&r))
+            })
+            .flat_map(|c| {
+                let written = (c.args.iter()).filter_map(|a| a.value.text.strip_prefix('&'));
+                c.usage.bound_names().into_iter().chain(written)
+            });
+        let names: Vec<&str> = (direct.iter().copied())
+            .chain(read_out)
+            .chain(site.handle.as_deref())
+            .collect();
+        let returns = self
+            .exits
+            .iter()
+            .any(|e| e.span.contains(site.span) || names.iter().any(|n| mentions(&e.value, n)));
         (self.named || guard || returns, guard, returns)
     }
 
