@@ -227,11 +227,7 @@ impl Ctx<'_> {
 /// `def create`), or for a declaration in a class body the first method
 /// after it that `spec` says the lock is held around.
 fn held_over(model: &FileModel, spec: &LockSpec, acquire: &Call) -> Option<FuncId> {
-    let before = model
-        .decorators
-        .partition_point(|(sp, _)| sp.start <= acquire.span.start);
-    let decorated = before.checked_sub(1).map(|i| model.decorators[i]);
-    if let Some((_, f)) = decorated.filter(|(sp, _)| sp.contains(acquire.span)) {
+    if let Some(f) = model.decorated_by(acquire.span) {
         return Some(f);
     }
     if acquire.func.is_some() || spec.held_around.is_empty() {

@@ -521,13 +521,33 @@ mod tests {
     fn wait_modifiers_after_named_tables() {
         let acquire = SqlRole::Acquire;
         let skip = "FOR UPDATE SKIP LOCKED";
-        assert!(uses("SELECT * FROM C JOIN T ON X FOR UPDATE OF C SKIP LOCKED", skip, acquire));
-        assert!(uses("SELECT 1 FROM A, B FOR UPDATE OF A, \"B\" SKIP LOCKED)", skip, acquire));
-        assert!(uses("SELECT 1 FROM A FOR UPDATE OF A NOWAIT", "FOR UPDATE NOWAIT", acquire));
+        assert!(uses(
+            "SELECT * FROM C JOIN T ON X FOR UPDATE OF C SKIP LOCKED",
+            skip,
+            acquire
+        ));
+        assert!(uses(
+            "SELECT 1 FROM A, B FOR UPDATE OF A, \"B\" SKIP LOCKED)",
+            skip,
+            acquire
+        ));
+        assert!(uses(
+            "SELECT 1 FROM A FOR UPDATE OF A NOWAIT",
+            "FOR UPDATE NOWAIT",
+            acquire
+        ));
         // Near misses: no modifier, another strength, a longer word.
         assert!(!uses("SELECT * FROM C FOR UPDATE OF C", skip, acquire));
-        assert!(!uses("SELECT * FROM C FOR SHARE OF C SKIP LOCKED", skip, acquire));
-        assert!(!uses("SELECT 1 FROM A FOR UPDATE OF A NOWAITING", "FOR UPDATE NOWAIT", acquire));
+        assert!(!uses(
+            "SELECT * FROM C FOR SHARE OF C SKIP LOCKED",
+            skip,
+            acquire
+        ));
+        assert!(!uses(
+            "SELECT 1 FROM A FOR UPDATE OF A NOWAITING",
+            "FOR UPDATE NOWAIT",
+            acquire
+        ));
     }
 
     #[test]

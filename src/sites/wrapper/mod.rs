@@ -15,6 +15,7 @@ use std::collections::{HashMap, HashSet};
 mod calls;
 mod classes;
 mod connection;
+mod decorators;
 mod inherit;
 mod objects;
 mod shape;
@@ -62,6 +63,11 @@ pub struct Wrapper {
     /// takes a local lock instead): index, name, and the value that does.
     #[serde(default)]
     pub switch: Option<(usize, String, bool)>,
+    /// The switch's parameter defaults to the value that turns the lock off
+    /// (`shared_task=True` handed on as `shared=shared_task`): only a call
+    /// that passes the other value takes it.
+    #[serde(default)]
+    pub off_by_default: bool,
     /// Which caller argument is the connection the locking statement runs
     /// on (`db` of `db.QueryRow(ctx, lockRow, id)`), when it is a parameter.
     #[serde(default)]
@@ -197,12 +203,17 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
     for site in &fa.sites {
         let Some(func) = site.func else { continue };
         let f = &fa.model.functions[func];
-        let shape = shapes.entry(func).or_insert_with(|| Shape::new(fa, f));
+        // `@exclusive(LOCK)` puts the decorated function under the lock its
+        // factory's inner function takes: the factory is the helper.
+        let factory = decorators::factory(fa.model, f, site);
+        let f = factory.unwrap_or(f);
+        let shape = shapes.entry(f.id).or_insert_with(|| Shape::new(fa, f));
         let default_switch = shape.default_switch(site);
         if shape.on_request(fa, site) && default_switch.is_none() {
             continue;
         }
         let (helper, guard, returns) = shape.helper(fa, site);
+        let (helper, guard) = (helper || factory.is_some(), guard || factory.is_some());
         // Above a wrapper call, only a lock-named function, one running a
         // callback under the lock, or one of the same name that hands the
         // call on (a repository's `PollJobs` returning its queries'
@@ -239,14 +250,15 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
         if !helper || !adds || !named.insert(name.clone()) {
             continue;
         }
+        let handed_on = shape.handed_on(site);
         let mut w = Wrapper {
             name,
             guard: guard || site.guarded && !returns,
             returns,
-            switch: shape
-                .switch(site)
-                .or(default_switch)
+            switch: (shape.switch(site).or(default_switch))
+                .or_else(|| handed_on.as_ref().map(|(switch, _)| switch.clone()))
                 .or_else(|| site.switch.clone()),
+            off_by_default: handed_on.is_some_and(|(_, off)| off),
             ..wrapper(fa, path, f, site, line_of(site.span.start))
         };
         // Released before it returns (`await_for_lock`: acquire, release, return
@@ -290,6 +302,7 @@ fn wrapper(fa: &FileAnalysis, path: &Path, f: &Function, site: &LockSite, line: 
         returns: false,
         object: None,
         switch: None,
+        off_by_default: false,
         inherited: false,
         site: template(site, fa.model),
     }
@@ -459,8 +472,25 @@ pub fn sites_for_calls(
         site.via = Some(format!("{}:{}", w.path.display(), w.line));
         // `TaskManager(context, *args, **kwargs)`: the enclosing function's
         // callers pass what turns the wrapper off.
-        site.switch = w.switch.clone().filter(|_| forwards_arguments(call));
-        site.section = body.unwrap_or_else(|| held_section(model, call));
+        // `shared=shared_task`: a parameter of the caller's decides; the
+        // enclosing helper maps it to its own (`Shape::handed_on`).
+        site.switch = w.switch.clone().and_then(|(i, name, on)| {
+            if forwards_arguments(call) {
+                return Some((i, name, on));
+            }
+            let arg = call
+                .keyword(&name)
+                .or_else(|| call.positional(i))?
+                .as_name()?;
+            let param_around = (model.functions.iter())
+                .filter(|f| f.span.contains(call.span))
+                .any(|f| f.params.iter().any(|p| p.name == arg));
+            param_around.then(|| (i, arg.to_string(), on))
+        });
+        // `@exclusive(LOCK)` above `def cleanup`: the decorated function runs under it.
+        site.held_over = model.decorated_by(call.span);
+        site.section = (body.or(site.held_over.map(|f| model.functions[f].span)))
+            .unwrap_or_else(|| held_section(model, call));
         site.separate_expire = None;
         site.releases = Vec::new();
         site.expects_release = false;

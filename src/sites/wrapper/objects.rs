@@ -89,13 +89,14 @@ fn run<'m>(model: &'m FileModel, next: &Successors, call: &Call) -> Option<Taken
     (returned || model.is_returned(call)).then_some(Taken::Returned)
 }
 
-/// Does `call` pass the literal that turns `w`'s lock off (`global_scope=False`)?
+/// Does `call` pass the literal that turns `w`'s lock off (`global_scope=False`),
+/// or, where the switch is off by default, leave it out?
 pub(super) fn switched_off(call: &Call, w: &Wrapper) -> bool {
     let Some((i, name, on)) = &w.switch else {
         return false;
     };
     let Some(arg) = call.keyword(name).or_else(|| call.positional(*i)) else {
-        return false;
+        return w.off_by_default;
     };
     let text = arg.text.trim();
     if *on {

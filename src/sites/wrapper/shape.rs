@@ -198,6 +198,24 @@ impl<'f> Shape<'f> {
         })
     }
 
+    /// A wrapper call's switch set from one of this function's parameters
+    /// (`acquire(ctx, node, shared=shared_task)`): that parameter is now the
+    /// switch (index, name, whether a true value turns the lock off), and
+    /// whether its default value already does.
+    pub(super) fn handed_on(&self, site: &LockSite) -> Option<((usize, String, bool), bool)> {
+        let (_, name, on) = site.switch.as_ref()?;
+        let i = self.params.iter().position(|p| p == name)?;
+        let off = self.defaults[i].is_some_and(|d| {
+            let d = d.trim();
+            if *on {
+                TRUE_WORDS.contains(&d)
+            } else {
+                falsy(d)
+            }
+        });
+        Some(((i, name.clone(), *on), off))
+    }
+
     /// `if not self.shared: self._lock()` with `shared=False` by default: the
     /// lock is taken unless a caller passes the other value, so the test is a
     /// switch its callers turn off (index, name, whether a true value does).
