@@ -76,6 +76,8 @@ macro_rules! js_table {
                 ("variable_declarator", "name"),
                 ("public_field_definition", "name"),
                 ("field_definition", "property"),
+                // `Order.prototype.lock = async function (..) {..}`
+                ("assignment_expression", "left"),
             ],
             expression_statements: &["expression_statement"],
             statement_lists: &[],

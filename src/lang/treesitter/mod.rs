@@ -280,7 +280,10 @@ impl<'a> Lowerer<'a> {
                 self.class_stack.push(name);
                 frame.pushed_class = true;
             }
-            Opens::Closure if field == Some("value") && self.named_closure(parent).is_some() => {
+            Opens::Closure
+                if matches!(field, Some("value" | "right"))
+                    && self.named_closure(parent).is_some() =>
+            {
                 let name = self.named_closure(parent);
                 self.open_named_function(node, name);
                 frame.pushed_block = true;
@@ -324,8 +327,15 @@ impl<'a> Lowerer<'a> {
         let parent = parent?;
         let kind = parent.kind();
         let (_, field) = self.t.named_closures.iter().find(|(k, _)| *k == kind)?;
-        let name = parent.child_by_field_name(field)?;
-        Some(self.src[name.byte_range()].to_string())
+        let name = &self.src[parent.child_by_field_name(field)?.byte_range()];
+        // A method set on a prototype is the class's (`Order.prototype.lock`
+        // is `Order.lock`); one set on the exports is the module's function.
+        let name = name.replacen(".prototype.", ".", 1);
+        let name = ["module.exports.", "exports."]
+            .iter()
+            .find_map(|p| name.strip_prefix(p))
+            .unwrap_or(&name);
+        Some(name.to_string())
     }
 
     /// A function: its qualified name, parameters (and Go receiver) and body block.
