@@ -51,8 +51,14 @@ fn site_after(line: &str) -> Option<String> {
         .chars()
         .take_while(|c| c.is_alphanumeric() || "-_.".contains(*c))
         .collect();
-    // A trailing marker only: prose that mentions the syntax is not one.
-    let trailing = rest[lib.len()..].trim().is_empty();
+    // A trailing marker only: prose that mentions the syntax is not one. A
+    // marker after it would turn the site marker into prose unnoticed.
+    let after = rest[lib.len()..].trim();
+    assert!(
+        !after.starts_with("expect"),
+        "`expect-site:` must be the last marker on its line: {line}"
+    );
+    let trailing = after.is_empty();
     (!lib.is_empty() && trailing).then_some(lib)
 }
 
@@ -278,6 +284,8 @@ fn every_fixture_matches_its_markers() {
 
 #[test]
 fn markers_parse() {
+    let misplaced = std::panic::catch_unwind(|| markers("x # expect-site: go-redis expect: LA101\n"));
+    assert!(misplaced.is_err(), "a marker after expect-site is an error");
     let m = markers("x  # expect: LA101, LA201\ny // expect-not: LA102\nz // expect: LA101 expect-site: go-redis\nw # expect: LA101 expect-not: LA102\n");
     assert_eq!(m.expect.len(), 4);
     assert_eq!(m.expect_not.len(), 2);
