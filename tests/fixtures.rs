@@ -284,7 +284,8 @@ fn every_fixture_matches_its_markers() {
 
 #[test]
 fn markers_parse() {
-    let misplaced = std::panic::catch_unwind(|| markers("x # expect-site: go-redis expect: LA101\n"));
+    let misplaced =
+        std::panic::catch_unwind(|| markers("x # expect-site: go-redis expect: LA101\n"));
     assert!(misplaced.is_err(), "a marker after expect-site is an error");
     let m = markers("x  # expect: LA101, LA201\ny // expect-not: LA102\nz // expect: LA101 expect-site: go-redis\nw # expect: LA101 expect-not: LA102\n");
     assert_eq!(m.expect.len(), 4);
