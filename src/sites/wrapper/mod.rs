@@ -255,9 +255,14 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
             name,
             guard: guard || site.guarded && !returns,
             returns,
+            // A switch handed on by name belongs to the helper's parameter or
+            // to none; a forwarded one (`*args`) keeps the wrapper's own.
             switch: (shape.switch(site).or(default_switch))
                 .or_else(|| handed_on.as_ref().map(|(switch, _)| switch.clone()))
-                .or_else(|| site.switch.clone()),
+                .or_else(|| {
+                    let call = fa.model.calls.get(site.call)?;
+                    site.switch.clone().filter(|_| forwards_arguments(call))
+                }),
             off_by_default: handed_on.is_some_and(|(_, off)| off),
             ..wrapper(fa, path, f, site, line_of(site.span.start))
         };
