@@ -212,15 +212,16 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
         if shape.on_request(fa, site) && default_switch.is_none() {
             continue;
         }
-        let (helper, guard, returns) = shape.helper(fa, site);
+        let (helper, guard, returns, kept) = shape.helper(fa, site);
         let (helper, guard) = (helper || factory.is_some(), guard || factory.is_some());
         // Above a wrapper call, only a lock-named function, one running a
-        // callback under the lock, or one of the same name that hands the
-        // call on (a repository's `PollJobs` returning its queries'
-        // `PollJobs`) is a helper: a handler that returns a helper's result
-        // is the helper's caller, not a helper itself.
+        // callback under the lock, one that keeps the lock in its object, or
+        // one of the same name that hands the call on (a repository's
+        // `PollJobs` returning its queries' `PollJobs`) is a helper: a
+        // handler that returns a helper's result is the helper's caller, not
+        // a helper itself.
         let delegates = site.api.strip_prefix("wrapper ") == Some(simple_name(&f.name));
-        let helper = helper && (site.via.is_none() || shape.named || guard || delegates);
+        let helper = helper && (site.via.is_none() || shape.named || guard || kept || delegates);
         // `return sequelize.transaction(async t => { ..findOne({lock: true}).. })`:
         // the row lock ends with the transaction, inside; callers hold nothing.
         if !shape.named && !guard && ends_inside(fa, f, site) {

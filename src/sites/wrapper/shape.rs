@@ -133,8 +133,8 @@ impl<'f> Shape<'f> {
 
     /// Does the function look like a lock helper for `site`, beyond merely
     /// containing a lock? (helper, runs a callback / yields under it, returns
-    /// the handle or result).
-    pub(super) fn helper(&self, fa: &FileAnalysis, site: &LockSite) -> (bool, bool, bool) {
+    /// the handle or result, keeps it in its object).
+    pub(super) fn helper(&self, fa: &FileAnalysis, site: &LockSite) -> (bool, bool, bool, bool) {
         let calls_param = self.last_param_call.is_some_and(|at| at > site.span.start);
         // A Ruby block is part of its call: `with_advisory_lock!(k) do yield end`.
         let yields = self.last_yield.is_some_and(|at| at > site.span.start);
@@ -167,7 +167,17 @@ impl<'f> Shape<'f> {
             .exits
             .iter()
             .any(|e| e.span.contains(site.span) || names.iter().any(|n| mentions(&e.value, n)));
-        (self.named || guard || returns, guard, returns)
+        // Kept in the object for its other methods (`l.workerLeases =
+        // append(l.workerLeases, lease...)`): the object holds the lock.
+        let kept = (fa.model.assigns_in(site.func))
+            .filter(|a| a.span.start >= site.span.end)
+            .any(|a| {
+                let root = a.target.split(['.', ':']).next().unwrap_or_default();
+                a.target.contains('.')
+                    && resolve::is_self(fa.model, site.func, root.trim_start_matches('@'))
+                    && direct.iter().any(|n| mentions(&a.value.text, n))
+            });
+        (self.named || guard || returns || kept, guard, returns, kept)
     }
 
     /// A parameter that turns the lock off before it is taken (`if not
