@@ -175,6 +175,22 @@ impl FileModel {
         local.or_else(|| scope(None).first().map(|&i| &self.assigns[i]))
     }
 
+    /// The functions whose bodies hold `span` (the one it is in, and those
+    /// around that one).
+    pub fn functions_around(&self, span: Span) -> impl Iterator<Item = &Function> {
+        self.functions.iter().filter(move |f| f.span.contains(span))
+    }
+
+    /// The function whose decorators hold `span` (`@advisory_lock("k")` above
+    /// `def create`).
+    pub fn decorated_by(&self, span: Span) -> Option<FuncId> {
+        let before = self
+            .decorators
+            .partition_point(|(sp, _)| sp.start <= span.start);
+        let (decorators, f) = self.decorators.get(before.checked_sub(1)?)?;
+        decorators.contains(span).then_some(*f)
+    }
+
     /// Is `span` inside a block of one of these kinds (or one nested in it)?
     pub fn inside(&self, span: Span, kinds: &[GuardKind]) -> bool {
         self.enclosing(span, kinds).is_some()

@@ -573,16 +573,6 @@ impl FileModel {
         })
     }
 
-    /// The function whose decorators hold `span` (`@advisory_lock("k")` above
-    /// `def create`).
-    pub fn decorated_by(&self, span: Span) -> Option<FuncId> {
-        let before = self
-            .decorators
-            .partition_point(|(sp, _)| sp.start <= span.start);
-        let (decorators, f) = self.decorators.get(before.checked_sub(1)?)?;
-        decorators.contains(span).then_some(*f)
-    }
-
     pub fn function_param(&self, func: Option<FuncId>, name: &str) -> Option<&Param> {
         let f = &self.functions[func?];
         f.params.iter().find(|p| p.name == name)

@@ -14,19 +14,18 @@ pub(super) fn factory<'m>(
     f: &Function,
     site: &LockSite,
 ) -> Option<&'m Function> {
-    let around: Vec<&Function> = (model.functions.iter())
-        .filter(|g| g.id != f.id && g.span.contains(f.span) && g.span != f.span)
+    // Bare calls after the lock of names that are not `f`'s own parameters:
+    // looked at first, so the functions around `f` are listed only for them.
+    let mut candidates = (model.calls_in(Some(f.id)))
+        .filter(|c| c.receiver.is_none() && c.span.start > site.span.end)
+        .filter(|c| !f.params.iter().any(|p| p.name == c.callee))
+        .peekable();
+    candidates.peek()?;
+    let around: Vec<&Function> = (model.functions_around(f.span))
+        .filter(|g| g.id != f.id && g.span != f.span)
         .collect();
-    let decorated = |name: &str| {
-        !f.params.iter().any(|p| p.name == name)
-            && around
-                .iter()
-                .any(|g| g.params.iter().any(|p| p.name == name))
-    };
-    let runs_decorated = model
-        .calls_in(Some(f.id))
-        .any(|c| c.receiver.is_none() && c.span.start > site.span.end && decorated(&c.callee));
-    if !runs_decorated {
+    let decorated = |name: &str| (around.iter()).any(|g| g.params.iter().any(|p| p.name == name));
+    if !candidates.any(|c| decorated(&c.callee)) {
         return None;
     }
     around.into_iter().max_by_key(|g| g.span.end - g.span.start)

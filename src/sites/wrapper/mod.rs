@@ -220,7 +220,8 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
         // `PollJobs` returning its queries' `PollJobs`) is a helper: a
         // handler that returns a helper's result is the helper's caller, not
         // a helper itself.
-        let delegates = site.api.strip_prefix("wrapper ") == Some(simple_name(&f.name));
+        let delegates = site.via.is_some()
+            && (fa.model.calls.get(site.call)).is_some_and(|c| c.name == simple_name(&f.name));
         let helper = helper && (site.via.is_none() || shape.named || guard || kept || delegates);
         // `return sequelize.transaction(async t => { ..findOne({lock: true}).. })`:
         // the row lock ends with the transaction, inside; callers hold nothing.
@@ -488,9 +489,8 @@ pub fn sites_for_calls(
                 .keyword(&name)
                 .or_else(|| call.positional(i))?
                 .as_name()?;
-            let param_around = (model.functions.iter())
-                .filter(|f| f.span.contains(call.span))
-                .any(|f| f.params.iter().any(|p| p.name == arg));
+            let param_around =
+                (model.functions_around(call.span)).any(|f| f.params.iter().any(|p| p.name == arg));
             param_around.then(|| (i, arg.to_string(), on))
         });
         // `@exclusive(LOCK)` above `def cleanup`: the decorated function runs under it.
