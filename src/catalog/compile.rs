@@ -99,6 +99,9 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 claimants: lowercase(&q.claimants),
                 update_methods: q.update_methods.clone(),
                 lock_tables: lowercase(&q.lock_tables),
+                insert_methods: q.insert_methods.clone(),
+                unique_errors: q.unique_errors.clone(),
+                delete_methods: q.delete_methods.clone(),
                 role: q.role,
                 scope: q.scope,
                 try_acquire: q.try_acquire,
@@ -161,6 +164,8 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 .extend(v.session_close_methods.iter().cloned());
             cat.transaction_methods
                 .extend(v.transaction_methods.iter().cloned());
+            cat.callback_registrations
+                .extend(v.callback_registrations.iter().cloned());
         }
         files.push((path, src, raw));
     }

@@ -110,6 +110,11 @@ pub(super) fn sql_gates(library: &str, triggers: &[String], locks: &[SqlLock]) -
         pair.triggers = vec!["_by".to_string()];
         gates.push(gate);
         gates.push(pair);
+        // A unique-index claim: the error it rescues names it.
+        if !claim.unique_errors.is_empty() {
+            let ops = claim.insert_methods.clone();
+            gates.push(Gate::new(library, None, &claim.unique_errors, ops));
+        }
         if claim.lock_tables.is_empty() {
             continue;
         }

@@ -108,6 +108,11 @@ pub struct SqlLock {
     /// Lock-table name stems (lowercase), for a row claim written as a
     /// guarded insert.
     pub lock_tables: Vec<String>,
+    /// A unique-index claim spelled with an ORM: its inserts, the errors the
+    /// index raises, and the deletes that release it.
+    pub insert_methods: Vec<String>,
+    pub unique_errors: Vec<String>,
+    pub delete_methods: Vec<String>,
     pub role: SqlRole,
     pub scope: Option<Scope>,
     pub try_acquire: bool,
@@ -207,6 +212,9 @@ pub struct Catalog {
     pub log_methods: Vec<String>,
     pub session_close_methods: Vec<String>,
     pub transaction_methods: Vec<String>,
+    /// Class-body calls that register a method by name to run around the
+    /// class's work (Rails `around_action :lock_order`).
+    pub callback_registrations: Vec<String>,
     pub triggers: Vec<String>,
     /// The prefilter's table, one row per library.
     pub gates: Vec<Gate>,

@@ -146,6 +146,19 @@ pub struct RawSql {
     /// expired one (`ON CONFLICT DO NOTHING`, `INSERT IGNORE`) is a claim too.
     #[serde(default)]
     pub lock_tables: Vec<String>,
+    /// ORM inserts (`create!`, `objects.create`, `save`): with a row claim,
+    /// such a call covered by a handler of one of `unique_errors` whose row
+    /// the function deletes again (`delete_methods`) is the claim of a
+    /// unique-index lock table.
+    #[serde(default)]
+    pub insert_methods: Vec<String>,
+    /// The errors a unique index raises (`RecordNotUnique`, `IntegrityError`,
+    /// `DataIntegrityViolationException`), by their last name.
+    #[serde(default)]
+    pub unique_errors: Vec<String>,
+    /// Calls that delete a claimed row (`destroy`, `delete`): its release.
+    #[serde(default)]
+    pub delete_methods: Vec<String>,
     pub role: SqlRole,
     pub scope: Option<Scope>,
     #[serde(default)]
@@ -374,6 +387,11 @@ pub struct RawVocabulary {
     /// a row lock taken inside ends when it returns.
     #[serde(default)]
     pub transaction_methods: Vec<String>,
+    /// Class-body calls that register a method by name to run around the
+    /// class's work (Rails `around_action :lock_order`): the registration is a
+    /// call of that method.
+    #[serde(default)]
+    pub callback_registrations: Vec<String>,
 }
 
 /// When a library lock call takes the lock.

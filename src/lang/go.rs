@@ -58,6 +58,7 @@ pub static TABLE: NodeTable = NodeTable {
     guarded_bodies: &[],
     guard_items: &[],
     finally: &[],
+    handlers: &[],
     defer: &["defer_statement"],
     closures: &["func_literal"],
     named_closures: &[],

@@ -80,6 +80,7 @@ pub static TABLE: NodeTable = NodeTable {
     guarded_bodies: &[("try_with_resources_statement", "body")],
     guard_items: &["resource"],
     finally: &["finally_clause"],
+    handlers: &["catch_clause"],
     defer: &[],
     closures: &["lambda_expression"],
     named_closures: &[],

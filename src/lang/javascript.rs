@@ -70,6 +70,7 @@ macro_rules! js_table {
             guarded_bodies: &[],
             guard_items: &[],
             finally: &["finally_clause"],
+            handlers: &["catch_clause"],
             defer: &[],
             closures: &["arrow_function", "function_expression", "function"],
             named_closures: &[

@@ -40,6 +40,9 @@ pub struct Profile {
     pub calls_may_raise: bool,
     /// The exits that leave a function before a release further down.
     pub early_exits: &'static [ExitKind],
+    /// Methods that raise, where raising is a call (Ruby `raise` / `fail`),
+    /// not a statement the model records as an exit.
+    pub raise_calls: &'static [&'static str],
     /// A method's last statement is its value with no `return` written
     /// (Ruby), which the model does not record as an exit.
     pub last_statement_returns: bool,
@@ -112,6 +115,7 @@ const C_STYLE: Profile = Profile {
     declared_types: true,
     calls_may_raise: true,
     early_exits: ALL_EXITS,
+    raise_calls: &[],
     last_statement_returns: false,
     module_is_folder: false,
     package_scope: false,
@@ -156,6 +160,8 @@ static RUBY: Profile = Profile {
     builder: Some("new"),
     declared_types: false,
     last_statement_returns: true,
+    // Kernel#raise and its alias #fail.
+    raise_calls: &["raise", "fail"],
     qualified_constants: true,
     self_params: &["self"],
     duration_calls: &[

@@ -41,6 +41,7 @@ pub static TABLE: NodeTable = NodeTable {
     guarded_bodies: &[("with_statement", "body")],
     guard_items: &["with_item"],
     finally: &["finally_clause"],
+    handlers: &["except_clause"],
     defer: &[],
     closures: &["lambda"],
     named_closures: &[],

@@ -49,6 +49,7 @@ pub static TABLE: NodeTable = NodeTable {
     guarded_bodies: &[],
     guard_items: &[],
     finally: &["ensure"],
+    handlers: &["rescue"],
     defer: &[],
     closures: &["block", "do_block", "lambda"],
     named_closures: &[],

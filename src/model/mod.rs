@@ -8,8 +8,10 @@
 use serde::Serialize;
 use std::collections::HashMap;
 
+mod handler;
 mod index;
 
+pub use handler::Handler;
 pub use index::{AssignIndex, ByFunction};
 
 /// A byte range `[start, end)` into the file's text.
@@ -466,6 +468,7 @@ pub struct FileModel {
     pub guard_names: Vec<(String, Span)>,
     pub exits: Vec<Exit>,
     pub conditionals: Vec<Conditional>,
+    pub handlers: Vec<Handler>,
     /// Code that exists only for tests inside a production file (Rust
     /// `#[cfg(test)]` modules, `#[test]` functions): findings there are test findings.
     pub test_regions: Vec<Span>,
@@ -520,6 +523,7 @@ impl FileModel {
             guard_names: Vec::new(),
             exits: Vec::new(),
             conditionals: Vec::new(),
+            handlers: Vec::new(),
             test_regions: Vec::new(),
             supers: HashMap::new(),
             decorators: Vec::new(),

@@ -27,6 +27,7 @@ mod slots;
 pub mod sql;
 mod sql_builders;
 mod sql_claims;
+mod unique_claim;
 mod words;
 pub mod wrapper;
 pub mod writers;
@@ -245,6 +246,7 @@ pub fn analyze<'m>(
     sql::analyze(model, catalog, &next, &mut sites, &mut releases);
     sql_builders::analyze(model, text, catalog, &sites, &mut objects);
     orm_claim::analyze(model, catalog, &next, &mut sites);
+    unique_claim::analyze(model, catalog, &mut sites, &mut releases);
     // The sites by key, in order: a release pairs with the first that fits.
     let mut by_key: HashMap<String, Vec<usize>> = HashMap::new();
     // And by the same-file helper that builds their key, for a release whose
@@ -321,6 +323,7 @@ pub fn analyze<'m>(
             });
         }
     }
+    let wrappers = (wrappers, &catalog.callback_registrations[..]);
     wrapper::sites_for_calls(model, (path, text), wrappers, &mut sites, &mut objects);
     lifecycle::complete(model, &next, catalog, &cmds, &mut sites, &mut releases);
     let mut fa = FileAnalysis {
@@ -445,7 +448,7 @@ pub fn add_wrapper_calls(
     wrapper::sites_for_calls(
         fa.model,
         (path, fa.text),
-        wrappers,
+        (wrappers, &fa.catalog.callback_registrations),
         &mut fa.sites,
         &mut fa.objects,
     );

@@ -20,7 +20,9 @@ use tree_sitter::{Node, Parser, Tree};
 
 use table::{Opens, Role, Roles};
 
-use crate::model::{Arg, BlockId, Comment, Expr, FileModel, FuncId, Function, GuardKind, Span};
+use crate::model::{
+    Arg, BlockId, Comment, Expr, FileModel, FuncId, Function, GuardKind, Handler, Span,
+};
 
 /// Expressions nested deeper than this are kept as opaque text: the checks
 /// never need them and deep `Box` chains would cost stack on drop.
@@ -289,6 +291,7 @@ impl<'a> Lowerer<'a> {
                 frame.pushed_block = true;
                 frame.pushed_func = true;
             }
+            Opens::Handler => self.handler(node, parent),
             Opens::Finally | Opens::Defer | Opens::Closure => {
                 let kind = match opens {
                     Opens::Finally => GuardKind::Finally,
@@ -315,6 +318,22 @@ impl<'a> Lowerer<'a> {
             }
         }
         frame
+    }
+
+    /// A `rescue` / `except` / `catch` clause covers what comes before it in
+    /// its `begin` / `try`; its head is what it catches.
+    fn handler(&mut self, node: Node, parent: Option<Node>) {
+        let Some(parent) = parent else { return };
+        let text = &self.src[node.byte_range()];
+        let head = text.split(['\n', '{']).next().unwrap_or_default();
+        self.model.handlers.push(Handler {
+            covers: Span {
+                start: parent.start_byte(),
+                end: node.start_byte(),
+            },
+            head: head.trim().to_string(),
+            span: span(node),
+        });
     }
 
     /// The name a closure is bound to, when `parent` binds one outside any

@@ -70,6 +70,9 @@ pub struct NodeTable {
     /// Nodes whose value call becomes a guard (`with_item`, Java `resource`).
     pub guard_items: &'static [&'static str],
     pub finally: &'static [&'static str],
+    /// Exception handler clauses (`rescue`, `except_clause`, `catch_clause`):
+    /// the statements before one in its `begin` / `try` are covered by it.
+    pub handlers: &'static [&'static str],
     pub defer: &'static [&'static str],
     pub closures: &'static [&'static str],
     /// A closure bound to a name is a function of that name: (parent kind,
@@ -129,6 +132,7 @@ pub(super) enum Opens {
     Function,
     Class,
     Finally,
+    Handler,
     Defer,
     Closure,
 }
@@ -254,6 +258,8 @@ fn opens(t: &NodeTable, k: &str) -> Opens {
         Opens::Class
     } else if has(t.finally, k) {
         Opens::Finally
+    } else if has(t.handlers, k) {
+        Opens::Handler
     } else if has(t.defer, k) {
         Opens::Defer
     } else if has(t.closures, k) {

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use std::collections::{HashMap, HashSet};
 
+mod callbacks;
 mod calls;
 mod classes;
 mod connection;
@@ -383,6 +384,16 @@ fn template(site: &LockSite, model: &FileModel) -> LockSite {
 }
 
 /// The last segment of a qualified name: `lock` of `Billing.lock`.
+/// How many folders apart two files are.
+fn distance(a: &Path, b: &Path) -> usize {
+    let shared = a
+        .components()
+        .zip(b.components())
+        .take_while(|(x, y)| x == y)
+        .count();
+    a.components().count() + b.components().count() - 2 * shared
+}
+
 fn simple_name(qualified: &str) -> &str {
     qualified.rsplit(['.', ':']).next().unwrap_or(qualified)
 }
@@ -400,7 +411,7 @@ pub(super) fn class_of(qualified: &str) -> Option<&str> {
 pub fn sites_for_calls(
     model: &FileModel,
     (path, text): (&Path, &str),
-    wrappers: &[Wrapper],
+    (wrappers, registrations): (&[Wrapper], &[String]),
     sites: &mut Vec<LockSite>,
     objects: &mut Vec<LockObject>,
 ) {
@@ -408,11 +419,18 @@ pub fn sites_for_calls(
     // The calls already sites of their own (a library's), looked up per call.
     let mut known: HashSet<CallId> = sites.iter().map(|s| s.call).collect();
     let next = objects::Successors::new();
-    for call in &model.calls {
+    let registered = callbacks::registered(model, registrations);
+    let calls = model.calls.iter().map(|c| (c, false));
+    for (call, by_name) in calls.chain(registered.iter().map(|c| (c, true))) {
+        let matches = |w: &Wrapper| match by_name {
+            true => callbacks::registers(model, path, call, w),
+            false => calls_wrapper(model, path, call, w),
+        };
         let Some((_, w)) = wrappers
             .iter()
-            .filter_map(|w| Some((calls_wrapper(model, path, call, w)?, w)))
-            .min_by_key(|(strength, _)| std::cmp::Reverse(*strength))
+            .filter_map(|w| Some((matches(w)?, w)))
+            // Equally strong: the nearest file (`admin/` calls `admin/`'s `BaseController`).
+            .min_by_key(|(strength, w)| (std::cmp::Reverse(*strength), distance(path, &w.path)))
         else {
             continue;
         };

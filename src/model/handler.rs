@@ -1,0 +1,27 @@
+//! Exception handlers: which code a `rescue` / `except` / `catch` clause
+//! covers and what it catches. A unique-index insert inside `rescue
+//! ActiveRecord::RecordNotUnique` is a claim the database decides.
+
+use super::{mentions, FileModel, Span};
+
+/// One handler clause: the code before it in its `begin` / `try` (the
+/// statements it covers) and its head as written (`rescue
+/// ActiveRecord::RecordNotUnique => e`, `except (IntegrityError, X):`,
+/// `catch (DuplicateKeyException e)`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Handler {
+    pub covers: Span,
+    pub head: String,
+    /// The clause itself, head and body.
+    pub span: Span,
+}
+
+impl FileModel {
+    /// The handler covering `span` that catches one of `errors` (matched
+    /// as whole names: `RecordNotUnique` in `ActiveRecord::RecordNotUnique`)?
+    pub fn caught_around(&self, span: Span, errors: &[String]) -> Option<&Handler> {
+        self.handlers
+            .iter()
+            .find(|h| h.covers.contains(span) && errors.iter().any(|e| mentions(&h.head, e)))
+    }
+}

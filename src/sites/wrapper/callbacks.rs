@@ -1,0 +1,49 @@
+//! Callback registrations: `around_action :lock_order, only: [:update]` runs
+//! the controller's actions inside `lock_order`, so it calls that method with
+//! the action as its block. Each symbol it names becomes a call of that name
+//! at the registration, matched to a wrapper of this class or of a base class
+//! the file's classes extend (the registration runs in the class body, no
+//! method around it).
+
+use std::path::Path;
+
+use super::Wrapper;
+use crate::model::{Call, FileModel};
+
+/// The calls the registrations of this file make (`registrations`: the
+/// catalog's `callback-registrations`), one per method named.
+pub(super) fn registered(model: &FileModel, registrations: &[String]) -> Vec<Call> {
+    model
+        .calls
+        .iter()
+        .filter(|c| c.receiver.is_none() && registrations.contains(&c.name))
+        .flat_map(|c| {
+            c.args
+                .iter()
+                .filter(|a| a.name.is_none())
+                .filter_map(|a| a.value.as_str())
+                .map(|method| Call {
+                    name: method.to_string(),
+                    args: Vec::new(),
+                    ..c.clone()
+                })
+        })
+        .collect()
+}
+
+/// Is `w` the method a registration names: in this file, or a method of a
+/// class one of this file's classes extends?
+pub(super) fn registers(model: &FileModel, path: &Path, call: &Call, w: &Wrapper) -> Option<u8> {
+    if call.name != w.name || w.inherited {
+        return None;
+    }
+    if path == w.path {
+        return Some(3);
+    }
+    let class = w.class.as_deref()?;
+    model
+        .supers
+        .keys()
+        .any(|own| model.extends(own, class))
+        .then_some(2)
+}
