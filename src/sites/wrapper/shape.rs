@@ -226,9 +226,10 @@ impl<'f> Shape<'f> {
         Some(((i, name.clone(), *on), off))
     }
 
-    /// `if not self.shared: self._lock()` with `shared=False` by default: the
-    /// lock is taken unless a caller passes the other value, so the test is a
-    /// switch its callers turn off (index, name, whether a true value does).
+    /// `if not self.shared: self._lock()` with `shared=False` by default, or
+    /// `if (condition) return this.lock(..)` with no default: the lock is
+    /// taken unless a caller passes the other value, so the test is a switch
+    /// its callers turn off (index, name, whether a true value does).
     pub(super) fn default_switch(&self, site: &LockSite) -> Option<(usize, String, bool)> {
         let c = self
             .conditionals
@@ -243,11 +244,12 @@ impl<'f> Shape<'f> {
         // The parameter itself or the field it was stored in (`self.shared`).
         let name = tested.rsplit(['.', ':', '@']).next()?;
         let i = self.params.iter().position(|p| *p == name)?;
-        let default = self.defaults.get(i).copied().flatten()?.trim();
-        let taken = if negated {
-            falsy(default)
-        } else {
-            TRUE_WORDS.contains(&default)
+        let taken = match self.defaults.get(i).copied().flatten().map(str::trim) {
+            // No default (`lockIf(condition, name, ..)`): every caller says, and
+            // what it passes decides ([`super::objects::switched_off`]).
+            None => true,
+            Some(default) if negated => falsy(default),
+            Some(default) => TRUE_WORDS.contains(&default),
         };
         // Taken when the test holds: the other value turns it off.
         taken.then(|| (i, name.to_string(), negated))
