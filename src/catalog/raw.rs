@@ -503,6 +503,9 @@ pub struct RawAcquireMethod {
     pub method: String,
     /// Only calls with exactly this many arguments (Java overloads).
     pub arity: Option<usize>,
+    /// The key, where this method names it rather than the factory
+    /// (ioredis-lock `createLock(client, opts).acquire(key)`).
+    pub key: Option<RawSlot>,
     /// Overrides the factory's TTL / wait slots for this method.
     pub ttl: Option<RawDuration>,
     pub wait: Option<RawDuration>,

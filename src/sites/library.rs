@@ -161,14 +161,16 @@ impl Ctx<'_> {
             .bound()
             .or(acquire.usage.bound())
             .map(str::to_string);
-        let key = self
-            .spec
-            .key
-            .as_ref()
-            .and_then(|s| slot_values(self.model, factory, s).into_iter().next());
+        // Named by the acquisition (`lock.acquire(key)`) or by the factory.
+        let by_method = method.and_then(|m| m.key.as_ref()).map(|s| (acquire, s));
+        let (keyed, slot) = match by_method {
+            Some(found) => (found.0, Some(found.1)),
+            None => (factory, self.spec.key.as_ref()),
+        };
+        let key = slot.and_then(|s| slot_values(self.model, keyed, s).into_iter().next());
         let key_text = key
             .as_ref()
-            .map(|k| resolve::key_text(self.model, k, factory.func))
+            .map(|k| resolve::key_text(self.model, k, keyed.func))
             .unwrap_or_default();
         let owner = self.spec.owner.as_ref().and_then(|s| {
             slot_values(self.model, acquire, s)
