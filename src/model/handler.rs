@@ -17,11 +17,11 @@ pub struct Handler {
 }
 
 impl FileModel {
-    /// The handler covering `span` that catches one of `errors` (matched
-    /// as whole names: `RecordNotUnique` in `ActiveRecord::RecordNotUnique`)?
-    pub fn caught_around(&self, span: Span, errors: &[String]) -> Option<&Handler> {
+    /// The handlers that catch one of `errors` (matched as whole names:
+    /// `RecordNotUnique` in `ActiveRecord::RecordNotUnique`).
+    pub fn caught<'m>(&'m self, errors: &'m [String]) -> impl Iterator<Item = &'m Handler> + 'm {
         self.handlers
             .iter()
-            .find(|h| h.covers.contains(span) && errors.iter().any(|e| mentions(&h.head, e)))
+            .filter(|h| errors.iter().any(|e| mentions(&h.head, e)))
     }
 }

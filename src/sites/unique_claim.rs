@@ -12,7 +12,7 @@
 use super::{LockSite, Release, SiteKind, Ttl, Wait};
 use crate::catalog::{Catalog, Scope};
 use crate::lang::profile::profile;
-use crate::model::{mentions, Call, FileModel, Span};
+use crate::model::{mentions, Call, FileModel, Handler, Span};
 
 pub fn analyze(
     model: &FileModel,
@@ -20,9 +20,6 @@ pub fn analyze(
     sites: &mut Vec<LockSite>,
     releases: &mut Vec<Release>,
 ) {
-    if model.handlers.is_empty() {
-        return;
-    }
     let Some(claim) = catalog
         .sql
         .iter()
@@ -30,12 +27,17 @@ pub fn analyze(
     else {
         return;
     };
+    // The handlers of a unique index's error, found once: most files have none.
+    let caught: Vec<&Handler> = model.caught(&claim.unique_errors).collect();
+    if caught.is_empty() {
+        return;
+    }
     for call in model
         .calls
         .iter()
         .filter(|c| claim.insert_methods.contains(&c.name))
     {
-        let Some(handler) = model.caught_around(call.span, &claim.unique_errors) else {
+        let Some(handler) = caught.iter().find(|h| h.covers.contains(call.span)) else {
             continue;
         };
         if !leaves(model, call, handler.span) || sites.iter().any(|s| s.span == call.span) {

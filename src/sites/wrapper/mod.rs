@@ -383,7 +383,6 @@ fn template(site: &LockSite, model: &FileModel) -> LockSite {
     t
 }
 
-/// The last segment of a qualified name: `lock` of `Billing.lock`.
 /// How many folders apart two files are.
 fn distance(a: &Path, b: &Path) -> usize {
     let shared = a
@@ -394,6 +393,7 @@ fn distance(a: &Path, b: &Path) -> usize {
     a.components().count() + b.components().count() - 2 * shared
 }
 
+/// The last segment of a qualified name: `lock` of `Billing.lock`.
 fn simple_name(qualified: &str) -> &str {
     qualified.rsplit(['.', ':']).next().unwrap_or(qualified)
 }
