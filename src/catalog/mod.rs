@@ -275,6 +275,12 @@ impl Catalog {
     }
 
     /// A library by the name its sites and releases carry.
+    /// The row-claim entry of `sql` that `has` a form (`update_methods` for an
+    /// ORM claim, `unique_errors` for a unique-index insert).
+    pub fn row_claim(&self, has: impl Fn(&SqlLock) -> bool) -> Option<&SqlLock> {
+        self.sql.iter().find(|q| q.row_claim && has(q))
+    }
+
     pub fn library(&self, name: &str) -> Option<&Library> {
         self.libraries.iter().find(|l| l.name == name)
     }

@@ -24,11 +24,7 @@ pub fn analyze(
     next: &HashMap<CallId, CallId>,
     sites: &mut Vec<LockSite>,
 ) {
-    let Some(claim) = catalog
-        .sql
-        .iter()
-        .find(|q| q.row_claim && !q.update_methods.is_empty())
-    else {
+    let Some(claim) = catalog.row_claim(|q| !q.update_methods.is_empty()) else {
         return;
     };
     let updates: Vec<&Call> = model

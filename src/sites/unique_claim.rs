@@ -20,11 +20,7 @@ pub fn analyze(
     sites: &mut Vec<LockSite>,
     releases: &mut Vec<Release>,
 ) {
-    let Some(claim) = catalog
-        .sql
-        .iter()
-        .find(|q| q.row_claim && !q.unique_errors.is_empty())
-    else {
+    let Some(claim) = catalog.row_claim(|q| !q.unique_errors.is_empty()) else {
         return;
     };
     // The handlers of a unique index's error, found once: most files have none.
