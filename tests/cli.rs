@@ -153,6 +153,16 @@ fn bad_rules_yaml_semantic_error_points_at_entry() {
 }
 
 #[test]
+fn bad_rules_release_of_an_unknown_lock_points_at_entry() {
+    bad_rules(
+        "r.yaml",
+        "library: acme-sql\nsql:\n  - id: acme.lock\n    function: acme_lock\n    role: acquire\n    scope: session\n  - id: acme.unlock\n    function: acme_unlock\n    role: release\n    releases: [acme.lck]\n",
+    )
+    .stderr(predicate::str::contains("r.yaml:7"))
+    .stderr(predicate::str::contains("`acme.unlock` releases `acme.lck`"));
+}
+
+#[test]
 fn bad_rules_values_name_the_accepted_ones() {
     let lock = |ttl: &str| {
         format!("library: acme\nlanguage: python\nbackend: redis\napis:\n  - id: acme.grab\n    methods: [grab]\n    lock:\n      acquires: now\n      key: {{pos: 0}}\n      ttl: {ttl}\n")

@@ -102,6 +102,7 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 insert_methods: q.insert_methods.clone(),
                 unique_errors: q.unique_errors.clone(),
                 delete_methods: q.delete_methods.clone(),
+                releases: q.releases.clone(),
                 role: q.role,
                 scope: q.scope,
                 try_acquire: q.try_acquire,
@@ -109,6 +110,16 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 usual: q.usual.clone(),
             });
             cat.triggers.extend(raw.triggers.iter().cloned());
+        }
+        if let Some((q, id)) = raw.sql.iter().find_map(|q| {
+            let known = |id: &String| raw.sql.iter().any(|a| &a.id == id);
+            q.releases.iter().find(|id| !known(id)).map(|id| (q, id))
+        }) {
+            let msg = format!(
+                "`{}` releases `{id}`, which this file does not define",
+                q.id
+            );
+            return Err(Box::new(YamlError::about(path, src, &q.id, msg)));
         }
         if !raw.sql.is_empty() {
             let locks = &cat.sql[cat.sql.len() - raw.sql.len()..];

@@ -113,6 +113,8 @@ pub struct SqlLock {
     pub insert_methods: Vec<String>,
     pub unique_errors: Vec<String>,
     pub delete_methods: Vec<String>,
+    /// For a release, the ids of the acquisitions it ends (empty: any).
+    pub releases: Vec<String>,
     pub role: SqlRole,
     pub scope: Option<Scope>,
     pub try_acquire: bool,

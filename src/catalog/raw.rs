@@ -159,6 +159,10 @@ pub struct RawSql {
     /// Calls that delete a claimed row (`destroy`, `delete`): its release.
     #[serde(default)]
     pub delete_methods: Vec<String>,
+    /// For a release: the ids of the acquisitions it ends (`UNLOCK TABLES`
+    /// ends `LOCK TABLES`, not `GET_LOCK`); empty, any session lock.
+    #[serde(default)]
+    pub releases: Vec<String>,
     pub role: SqlRole,
     pub scope: Option<Scope>,
     #[serde(default)]

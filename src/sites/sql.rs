@@ -131,10 +131,13 @@ fn release(
     releases: &mut Vec<Release>,
     call: &Call,
     key: Option<&Expr>,
-    library: &str,
+    unlock: &SqlLock,
 ) {
-    let session =
-        |s: &LockSite| s.kind == SiteKind::Sql && matches!(s.ttl, Ttl::Scoped(Scope::Session));
+    let session = |s: &LockSite| {
+        s.kind == SiteKind::Sql
+            && matches!(s.ttl, Ttl::Scoped(Scope::Session))
+            && (unlock.releases.is_empty() || unlock.releases.contains(&s.api))
+    };
     let earlier: Vec<usize> = (0..sites.len())
         .filter(|&i| session(&sites[i]) && sites[i].span.start < call.span.start)
         .collect();
@@ -166,7 +169,7 @@ fn release(
     }
     let paired = paired.first().copied();
     releases.push(Release {
-        library: library.to_string(),
+        library: unlock.library.clone(),
         call: call.id,
         span: call.span,
         command: "unlock".into(),
@@ -181,9 +184,18 @@ fn release(
     });
 }
 
-/// `FOR  UPDATE` → `FOR UPDATE`: SQL spacing does not matter.
+/// `FOR  UPDATE` → `FOR UPDATE`: SQL spacing does not matter, and neither
+/// do block comments (`lock /* gh-ost */ tables`, optimizer hints).
 pub(super) fn squeeze(s: &str) -> String {
-    s.split_whitespace()
+    let mut text = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some((before, after)) = rest.split_once("/*") {
+        text.push_str(before);
+        text.push(' ');
+        rest = after.split_once("*/").map_or("", |(_, r)| r);
+    }
+    text.push_str(rest);
+    text.split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
         .replace(" (", "(")
@@ -241,8 +253,10 @@ fn uses(sql: &str, needle: &str, role: SqlRole) -> bool {
             // `LOCK TABLE` needs a table; `UNLOCK TABLES` stands alone.
             let object = role != SqlRole::Acquire
                 || rest.starts_with(char::is_whitespace)
-                    && after
-                        .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '"');
+                    && after.starts_with(|c: char| {
+                        // A name, quoted or not, or a template's placeholder for one.
+                        c.is_ascii_alphanumeric() || "_\"`%${#".contains(c)
+                    });
             (head.is_empty() || head.ends_with(';'))
                 && !rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
                 && object
@@ -325,7 +339,7 @@ pub fn analyze(
                     .get(index + 1)
                     .map(|a| &a.value)
                     .or(inline.as_ref());
-                release(model, sites, releases, call, key, &unlock.library);
+                release(model, sites, releases, call, key, unlock);
                 break;
             }
             let Some(lock) = acquired(catalog, &sql, prose_ok) else {
@@ -333,6 +347,15 @@ pub fn analyze(
             };
             // A built statement runs later: the lock is taken where it runs.
             let run = built_and_run(model, next, call).unwrap_or(call);
+            // `query := fmt.Sprintf(".. FOR UPDATE", ..)` then `db.Exec(query)`: the
+            // run call reads the text itself and is the site, once.
+            let reads_it = |a: &crate::model::Arg| {
+                sql_text(model, &a.value, run.func)
+                    .is_some_and(|s| acquired(catalog, &squeeze(&s), prose_ok).is_some())
+            };
+            if run.id != call.id && run.args.iter().any(reads_it) {
+                break;
+            }
             // The lock's key is the first argument after the SQL text, or
             // written in it (`pg_advisory_lock(4242)` in a .sql file).
             let key = call
@@ -567,5 +590,15 @@ mod tests {
             acquire
         ));
         assert!(uses("UNLOCK TABLES", "UNLOCK TABLES", SqlRole::Release));
+        // A comment between the words, a template's placeholder for the table.
+        let commented = squeeze("LOCK /* GH-OST */ TABLES %S.%S WRITE");
+        assert_eq!(commented, "LOCK TABLES %S.%S WRITE");
+        assert!(uses(&commented, "LOCK TABLES", acquire));
+        assert!(uses("LOCK TABLES `T` WRITE", "LOCK TABLES", acquire));
+        assert!(!uses(
+            &squeeze("LOCK /* T */ TABLES"),
+            "LOCK TABLES",
+            acquire
+        ));
     }
 }
