@@ -306,6 +306,19 @@ fn built_by_package(model: &FileModel, call: &Call, last: &str, w: &Wrapper) -> 
         .max()
 }
 
+/// A Rust call by path names the wrapper's module: `crate::queue::f(..)`,
+/// `queue::f(..)` for `queue.rs` or `queue/mod.rs`.
+fn rust_path_names(call: &Call, w: &Wrapper) -> bool {
+    let module = if w.stem == "mod" {
+        w.dir.file_name().and_then(|d| d.to_str())
+    } else {
+        Some(w.stem.as_str())
+    };
+    let path = call.callee.rsplit_once("::").map(|(p, _)| p);
+    path.and_then(|p| p.rsplit("::").next())
+        .is_some_and(|m| Some(m) == module)
+}
+
 /// The import that brings `class` into `model` by name (`import { Runner }
 /// from ..`, `from locks import Runner`, `import a.b.Runner;`).
 pub(super) fn class_import<'m>(model: &'m FileModel, class: &str) -> Option<&'m Import> {
@@ -339,7 +352,8 @@ pub(super) fn calls_wrapper(
                 let named =
                     p.ends_with(&format!(".{}", w.name)) || i.alias.as_deref() == Some(&w.name);
                 named && p.split('.').any(|seg| seg == w.stem)
-            }))
+            })
+            || rust_path_names(call, w))
         .then_some(3)
         .or_else(|| {
             // A module mixed in, or a base class's method called bare from a

@@ -159,8 +159,22 @@ impl<'f> Shape<'f> {
                 let written = (c.args.iter()).filter_map(|a| a.value.text.strip_prefix('&'));
                 c.usage.bound_names().into_iter().chain(written)
             });
+        // A name bound to an expression around the acquisition (Rust `let guard =
+        // match lock.try_acquire(conn).await? { Left(g) => Some(g), .. }`); not a
+        // call chain run on it (`ref = query.with_for_update().one()`: the row).
+        let around = (fa.model.assigns_in(site.func))
+            .filter(|a| a.value.span.contains(site.span) && a.value.span != site.span)
+            .filter(|a| {
+                let on_site = |id| {
+                    let receiver = fa.model.call(id).receiver.as_deref();
+                    receiver.is_some_and(|r| r.span.contains(site.span))
+                };
+                !a.value.as_call().is_some_and(on_site)
+            })
+            .map(|a| a.target.as_str());
         let names: Vec<&str> = (direct.iter().copied())
             .chain(read_out)
+            .chain(around)
             .chain(site.handle.as_deref())
             .collect();
         let returns = self
