@@ -279,11 +279,7 @@ pub(super) fn acquire_method<'s>(spec: &'s LockSpec, c: &Call) -> Option<&'s Acq
 fn query_run(model: &FileModel, next: &HashMap<CallId, CallId>, call: &Call) -> Span {
     let end = model.call(chain_end(next, call.id));
     // The method name ends its callee (`a.b().with_for_update`): start there.
-    let name_start = call.name_span.end.saturating_sub(call.name.len());
-    let written = Span::new(
-        name_start.clamp(call.span.start, call.span.end),
-        call.span.end,
-    );
+    let written = call.written_span();
     // The chain runs itself (`.get()`, `.first()`, `.load(conn)`): what a name
     // is bound to is then the row, not the query.
     const RUNS: &[&str] = &[

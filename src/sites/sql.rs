@@ -363,7 +363,14 @@ pub fn analyze(
                 .get(index + 1)
                 .map(|a| a.value.clone())
                 .or_else(|| written_key(&arg.value, &lock.needle));
-            let base = LockSite::base(run.id, run.span, run.func, SiteKind::Sql);
+            // A call given the text is placed at its method (`self.pool.get().await\n
+            // .query(SQL, &[])`); a statement built earlier, where its run starts.
+            let span = if prose_ok || run.id != call.id {
+                run.span
+            } else {
+                run.written_span()
+            };
+            let base = LockSite::base(run.id, span, run.func, SiteKind::Sql);
             sites.push(site(lock, &sql, key, base));
             break;
         }
