@@ -1714,3 +1714,64 @@ class Locks {
         .collect();
     assert_eq!(ttls, [Some(45_000), Some(500)], "{v}");
 }
+
+/// An options object bound to a name before the call is read like one written
+/// in place: redis-lock's `LockAcrossOptions::default()` leases for 10 ms, the
+/// named options for their own `ttl`; a TypeScript `const opts = {..}` likewise.
+#[test]
+fn options_bound_to_a_name_are_read_at_the_call() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    fs::write(
+        d.join("settle.rs"),
+        r#"use std::time::Duration;
+use redis_lock::{lock_across, LockAcrossOptions};
+
+pub async fn settle(conns: &[Conn], account: &str) {
+    lock_across(conns, account, async move { pay().await }, LockAcrossOptions::default()).await;
+    let options = LockAcrossOptions { ttl: Duration::from_secs(30), ..LockAcrossOptions::default() };
+    lock_across(conns, account, async move { pay().await }, options).await;
+}
+"#,
+    )
+    .unwrap();
+    fs::write(
+        d.join("sweep.ts"),
+        r#"import { createLock } from "redlock-universal";
+
+export async function sweep() {
+  const opts = { key: "sweep", ttl: 5000 };
+  const lock = createLock(opts);
+  await lock.acquire();
+}
+"#,
+    )
+    .unwrap();
+    let v = audit_json(d);
+    let ttls: Vec<(String, Option<i64>)> = v["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["path"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or_default()
+                    .to_string(),
+                s["ttl_ms"].as_i64(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ttls,
+        [
+            ("settle.rs".into(), Some(10)),
+            ("settle.rs".into(), Some(30_000)),
+            ("sweep.ts".into(), Some(5_000))
+        ],
+        "{v}"
+    );
+}

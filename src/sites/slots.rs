@@ -8,14 +8,24 @@ use crate::model::{Call, Expr, ExprKind, FileModel};
 /// The values a slot selects. A keyword is looked up as a named argument,
 /// then as a functional option (`redsync.WithExpiry(d)` in any position), then
 /// as a key of an options object / struct literal (`{lockTimeout: 10000}`,
-/// `&redislock.Options{Token: t}`).
+/// `&redislock.Options{Token: t}`), also one bound to a name before the call.
 pub fn slot_values(model: &FileModel, call: &Call, slot: &Slot) -> Vec<Expr> {
     if let Some(kw) = &slot.kw {
         if let Some(v) = call.keyword(kw) {
             return vec![v.clone()];
         }
         for a in call.args.iter().filter(|a| a.name.is_none()) {
-            match &a.value.peel().kind {
+            // An options object bound to a name before the call (`let options =
+            // LockAcrossOptions { ttl, .. }`, `const opts = {ttl: 500}`).
+            let value = match &a.value.peel().kind {
+                ExprKind::Name(n) => model
+                    .lookup(n, call.func, call.span.start)
+                    .map(|bound| bound.value.peel())
+                    .filter(|v| matches!(v.kind, ExprKind::Map(_)))
+                    .unwrap_or(&a.value),
+                _ => &a.value,
+            };
+            match &value.peel().kind {
                 ExprKind::Call(id) if &model.call(*id).name == kw => {
                     return model
                         .call(*id)
