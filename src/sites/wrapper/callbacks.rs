@@ -3,12 +3,13 @@
 //! the action as its block. Each symbol it names becomes a call of that name
 //! at the registration, matched to a wrapper of this class or of a base class
 //! the file's classes extend (the registration runs in the class body, no
-//! method around it).
+//! method around it). A method passed by reference (`retry(m.applier.LockTable)`,
+//! a Go method value) is called by what it is passed to: a call of it there.
 
 use std::path::Path;
 
 use super::Wrapper;
-use crate::model::{Call, FileModel};
+use crate::model::{Call, Expr, ExprKind, FileModel};
 
 /// The calls the registrations of this file make (`registrations`: the
 /// catalog's `callback-registrations`), one per method named.
@@ -27,6 +28,36 @@ pub(super) fn registered(model: &FileModel, registrations: &[String]) -> Vec<Cal
                     args: Vec::new(),
                     ..c.clone()
                 })
+        })
+        .collect()
+}
+
+/// The calls that methods passed by reference stand for: an argument that
+/// names an object's method without calling it (`mgtr.applier.LockOriginalTable`),
+/// a call with that receiver and no arguments, placed at the argument.
+pub(super) fn referenced(model: &FileModel) -> Vec<Call> {
+    model
+        .calls
+        .iter()
+        .flat_map(|c| c.args.iter().map(move |a| (c, a)))
+        .filter_map(|(c, a)| {
+            let ExprKind::Name(path) = &a.value.peel().kind else {
+                return None;
+            };
+            let (receiver, method) = path.rsplit_once('.')?;
+            let called = method.chars().next()?.is_alphabetic();
+            called.then(|| Call {
+                name: method.to_string(),
+                receiver: Some(Box::new(Expr {
+                    kind: ExprKind::Name(receiver.to_string()),
+                    text: receiver.to_string(),
+                    span: a.value.span,
+                })),
+                args: Vec::new(),
+                span: a.value.span,
+                name_span: a.value.span,
+                ..c.clone()
+            })
         })
         .collect()
 }

@@ -406,6 +406,15 @@ pub(super) fn class_of(qualified: &str) -> Option<&str> {
     parts.next()
 }
 
+/// How a file calls a wrapper: written as a call, passed by reference, or
+/// named by a callback registration.
+#[derive(Clone, Copy)]
+enum Written {
+    Call,
+    Reference,
+    Registration,
+}
+
 /// Lock sites for the calls of wrappers in one file; the calls of factory
 /// wrappers that are returned untaken go to `objects`.
 pub fn sites_for_calls(
@@ -420,11 +429,18 @@ pub fn sites_for_calls(
     let mut known: HashSet<CallId> = sites.iter().map(|s| s.call).collect();
     let next = objects::Successors::new();
     let registered = callbacks::registered(model, registrations);
-    let calls = model.calls.iter().map(|c| (c, false));
-    for (call, by_name) in calls.chain(registered.iter().map(|c| (c, true))) {
-        let matches = |w: &Wrapper| match by_name {
-            true => callbacks::registers(model, path, call, w),
-            false => calls_wrapper(model, path, call, w),
+    let referenced = callbacks::referenced(model);
+    let calls = (model.calls.iter().map(|c| (c, Written::Call)))
+        .chain(referenced.iter().map(|c| (c, Written::Reference)))
+        .chain(registered.iter().map(|c| (c, Written::Registration)));
+    for (call, written) in calls {
+        let matches = |w: &Wrapper| match written {
+            Written::Call => calls_wrapper(model, path, call, w),
+            // `self.lock` may be a field as well as a method: only a method
+            // whose name says more than one word is taken for one.
+            Written::Reference => calls_wrapper(model, path, call, w)
+                .filter(|_| calls::distinctive(w) && model.language != Language::Rust),
+            Written::Registration => callbacks::registers(model, path, call, w),
         };
         let Some((_, w)) = wrappers
             .iter()
