@@ -69,6 +69,9 @@ pub(super) struct Shape<'f> {
     exits: Vec<&'f Exit>,
     conditionals: Vec<&'f Conditional>,
     pub(super) named: bool,
+    /// A declaration without a body (a Java interface's `@Lock(..) Optional<T>
+    /// findOneById(..);`): the query it stands for runs at its callers.
+    declared: bool,
 }
 
 impl<'f> Shape<'f> {
@@ -120,7 +123,10 @@ impl<'f> Shape<'f> {
         }) || words
             .windows(2)
             .any(|w| w[0] == "for" && matches!(w[1].as_str(), "update" | "share"));
+        let declared =
+            (fa.text.get(f.span.start..f.span.end)).is_some_and(|t| t.trim_end().ends_with(';'));
         Shape {
+            declared,
             params,
             defaults,
             last_param_call,
@@ -177,10 +183,11 @@ impl<'f> Shape<'f> {
             .chain(around)
             .chain(site.handle.as_deref())
             .collect();
-        let returns = self
-            .exits
-            .iter()
-            .any(|e| e.span.contains(site.span) || names.iter().any(|n| mentions(&e.value, n)));
+        let returns = self.declared
+            || self
+                .exits
+                .iter()
+                .any(|e| e.span.contains(site.span) || names.iter().any(|n| mentions(&e.value, n)));
         // Kept in the object for its other methods (`l.workerLeases =
         // append(l.workerLeases, lease...)`): the object holds the lock.
         let kept = (fa.model.assigns_in(site.func))
