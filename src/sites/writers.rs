@@ -39,7 +39,11 @@ pub struct Writer {
 pub fn split_name(model: &FileModel, f: FuncId) -> (&str, Option<&str>) {
     let name = model.functions[f].name.as_str();
     match name.rsplit_once(['.', ':']) {
-        Some((owner, own)) => (own, Some(owner.rsplit(['.', ':']).next().unwrap_or(owner))),
+        // Rust's `Type::method`: the owner is `Type`, not the empty text between the colons.
+        Some((owner, own)) => {
+            let owner = owner.trim_end_matches(':');
+            (own, Some(owner.rsplit(['.', ':']).next().unwrap_or(owner)))
+        }
         None => (name, None),
     }
 }
@@ -251,4 +255,32 @@ pub fn module_key(name: &str) -> String {
         .filter(|c| c.is_alphanumeric())
         .flat_map(char::to_lowercase)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_name;
+    use crate::lang::lower;
+    use crate::model::Language;
+
+    /// A Rust method's owner is its type: two types' methods do not share an
+    /// empty owner (which made greptimedb's `Arc::new(..)` in an election reach
+    /// `MetasrvInstance::new`'s write as an inherited method).
+    #[test]
+    fn a_rust_methods_owner_is_its_type() {
+        let model = lower(
+            Language::Rust,
+            "impl EtcdElection { fn campaign(&self) {} }\nfn free() {}\n",
+            false,
+        )
+        .expect("parses");
+        let names: Vec<_> = (0..model.functions.len())
+            .map(|f| split_name(&model, f))
+            .collect();
+        assert!(
+            names.contains(&("campaign", Some("EtcdElection"))),
+            "{names:?}"
+        );
+        assert!(names.contains(&("free", None)), "{names:?}");
+    }
 }
