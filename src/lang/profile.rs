@@ -48,6 +48,12 @@ pub struct Profile {
     pub last_statement_returns: bool,
     /// Other files name a file by its folder (Go packages), not its stem.
     pub module_is_folder: bool,
+    /// A call may name its function through its module's path
+    /// (`crate::queue::try_lock(..)`, Rust).
+    pub path_calls: bool,
+    /// A method named without a call (`retry(m.applier.LockTable)`) is a
+    /// reference to it; in Rust such a name is always a field.
+    pub method_references: bool,
     /// Functions and constants of the same package (folder) are visible
     /// without an import (Go).
     pub package_scope: bool,
@@ -118,6 +124,8 @@ const C_STYLE: Profile = Profile {
     raise_calls: &[],
     last_statement_returns: false,
     module_is_folder: false,
+    path_calls: false,
+    method_references: true,
     package_scope: false,
     qualified_constants: false,
     duration_names: &[],
@@ -271,6 +279,8 @@ static RUST: Profile = Profile {
     manifests: &["Cargo.lock"],
     definition_keyword: Some("fn"),
     embed_macro: Some("include_str!"),
+    path_calls: true,
+    method_references: false,
     ..C_STYLE
 };
 

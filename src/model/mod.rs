@@ -306,11 +306,9 @@ pub struct Call {
 impl Call {
     /// From the method's name to the call's end (`a.b()\n.query(..)` is at `query`).
     pub fn written_span(&self) -> Span {
-        let name_start = self.name_span.end.saturating_sub(self.name.len());
-        Span::new(
-            name_start.clamp(self.span.start, self.span.end),
-            self.span.end,
-        )
+        let start = (self.name_span.end.saturating_sub(self.name.len()))
+            .clamp(self.span.start, self.span.end);
+        Span::new(start, self.span.end)
     }
     pub fn positional(&self, index: usize) -> Option<&Expr> {
         self.args

@@ -27,6 +27,7 @@ mod slots;
 pub mod sql;
 mod sql_builders;
 mod sql_claims;
+mod sql_text;
 mod unique_claim;
 mod words;
 pub mod wrapper;

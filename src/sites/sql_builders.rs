@@ -10,7 +10,8 @@
 //! other builders (`locked(schema, sql)` → `transaction([advisoryLock(..), sql])`)
 //! and across files to the query call.
 
-use super::sql::{acquired, defines_routine, inline_key, literals, site, sql_text, squeeze, takes};
+use super::sql::{acquired, defines_routine, inline_key, site, sql_text, takes};
+use super::sql_text::{literals, squeeze};
 use super::{LockObject, LockSite, ObjectMethods, SiteKind};
 use crate::catalog::Catalog;
 use crate::model::{ExitKind, ExprKind, FileModel, Language, Span};

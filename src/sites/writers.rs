@@ -260,16 +260,16 @@ pub fn module_key(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::split_name;
-    use crate::lang::lower;
-    use crate::model::Language;
+    use crate::lang::{detect, lower};
 
     /// A Rust method's owner is its type: two types' methods do not share an
     /// empty owner (which made greptimedb's `Arc::new(..)` in an election reach
     /// `MetasrvInstance::new`'s write as an inherited method).
     #[test]
     fn a_rust_methods_owner_is_its_type() {
+        let rust = detect(std::path::Path::new("election.rs"), b"").expect("a Rust path");
         let model = lower(
-            Language::Rust,
+            rust,
             "impl EtcdElection { fn campaign(&self) {} }\nfn free() {}\n",
             false,
         )

@@ -6,9 +6,11 @@
 //! method around it). A method passed by reference (`retry(m.applier.LockTable)`,
 //! a Go method value) is called by what it is passed to: a call of it there.
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use super::Wrapper;
+use crate::lang::profile::profile;
 use crate::model::{Call, Expr, ExprKind, FileModel};
 
 /// The calls the registrations of this file make (`registrations`: the
@@ -34,8 +36,12 @@ pub(super) fn registered(model: &FileModel, registrations: &[String]) -> Vec<Cal
 
 /// The calls that methods passed by reference stand for: an argument that
 /// names an object's method without calling it (`mgtr.applier.LockOriginalTable`),
-/// a call with that receiver and no arguments, placed at the argument.
-pub(super) fn referenced(model: &FileModel) -> Vec<Call> {
+/// a call with that receiver and no arguments, placed at the argument. Only
+/// names among `wrappers` are looked at: most files pass no helper along.
+pub(super) fn referenced(model: &FileModel, wrappers: &HashSet<&str>) -> Vec<Call> {
+    if !profile(model.language).method_references || wrappers.is_empty() {
+        return Vec::new();
+    }
     model
         .calls
         .iter()
@@ -45,9 +51,10 @@ pub(super) fn referenced(model: &FileModel) -> Vec<Call> {
                 return None;
             };
             let (receiver, method) = path.rsplit_once('.')?;
-            let called = method.chars().next()?.is_alphabetic();
-            called.then(|| Call {
+            wrappers.contains(method).then(|| Call {
+                id: c.id,
                 name: method.to_string(),
+                callee: path.clone(),
                 receiver: Some(Box::new(Expr {
                     kind: ExprKind::Name(receiver.to_string()),
                     text: receiver.to_string(),
@@ -56,7 +63,9 @@ pub(super) fn referenced(model: &FileModel) -> Vec<Call> {
                 args: Vec::new(),
                 span: a.value.span,
                 name_span: a.value.span,
-                ..c.clone()
+                func: c.func,
+                block: c.block,
+                usage: c.usage.clone(),
             })
         })
         .collect()

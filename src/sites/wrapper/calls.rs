@@ -306,9 +306,9 @@ fn built_by_package(model: &FileModel, call: &Call, last: &str, w: &Wrapper) -> 
         .max()
 }
 
-/// A Rust call by path names the wrapper's module: `crate::queue::f(..)`,
+/// A call by path names the wrapper's module: Rust's `crate::queue::f(..)`,
 /// `queue::f(..)` for `queue.rs` or `queue/mod.rs`.
-fn rust_path_names(call: &Call, w: &Wrapper) -> bool {
+fn path_names_module(call: &Call, w: &Wrapper) -> bool {
     let module = if w.stem == "mod" {
         w.dir.file_name().and_then(|d| d.to_str())
     } else {
@@ -353,7 +353,7 @@ pub(super) fn calls_wrapper(
                     p.ends_with(&format!(".{}", w.name)) || i.alias.as_deref() == Some(&w.name);
                 named && p.split('.').any(|seg| seg == w.stem)
             })
-            || rust_path_names(call, w))
+            || (profile(model.language).path_calls && path_names_module(call, w)))
         .then_some(3)
         .or_else(|| {
             // A module mixed in, or a base class's method called bare from a

@@ -429,7 +429,11 @@ pub fn sites_for_calls(
     let mut known: HashSet<CallId> = sites.iter().map(|s| s.call).collect();
     let next = objects::Successors::new();
     let registered = callbacks::registered(model, registrations);
-    let referenced = callbacks::referenced(model);
+    let names: HashSet<&str> = (wrappers.iter())
+        .filter(|w| calls::distinctive(w))
+        .map(|w| w.name.as_str())
+        .collect();
+    let referenced = callbacks::referenced(model, &names);
     let calls = (model.calls.iter().map(|c| (c, Written::Call)))
         .chain(referenced.iter().map(|c| (c, Written::Reference)))
         .chain(registered.iter().map(|c| (c, Written::Registration)));
@@ -438,8 +442,9 @@ pub fn sites_for_calls(
             Written::Call => calls_wrapper(model, path, call, w),
             // `self.lock` may be a field as well as a method: only a method
             // whose name says more than one word is taken for one.
-            Written::Reference => calls_wrapper(model, path, call, w)
-                .filter(|_| calls::distinctive(w) && model.language != Language::Rust),
+            Written::Reference => {
+                calls_wrapper(model, path, call, w).filter(|_| calls::distinctive(w))
+            }
             Written::Registration => callbacks::registers(model, path, call, w),
         };
         let Some((_, w)) = wrappers

@@ -123,8 +123,8 @@ impl<'f> Shape<'f> {
         }) || words
             .windows(2)
             .any(|w| w[0] == "for" && matches!(w[1].as_str(), "update" | "share"));
-        let declared =
-            (fa.text.get(f.span.start..f.span.end)).is_some_and(|t| t.trim_end().ends_with(';'));
+        let declared = profile(model.language).declared_types
+            && (fa.text.get(f.span.start..f.span.end)).is_some_and(|t| t.trim_end().ends_with(';'));
         Shape {
             declared,
             params,
