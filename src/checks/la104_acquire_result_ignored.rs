@@ -1,6 +1,7 @@
 use super::declare_rule;
 use crate::checks::Finding;
 use crate::model::{mentions, Call, Usage};
+use crate::sites::swallowed::swallowed;
 use crate::sites::{FileAnalysis, LockSite, SiteKind};
 
 declare_rule! {
@@ -10,6 +11,10 @@ declare_rule! {
     /// boolean, `tryLock()`, `acquire(blocking=False)`, go-redis
     /// `SetNX(...).Result()` with the bool dropped, bsm `Obtain`'s error,
     /// `pg_try_advisory_lock`, `GET_LOCK`; Rust `query::<()>` / `let _: () =`.
+    /// Also an acquisition that waits and throws when refused (`redlock.acquire`,
+    /// `lock!`, `lock()`) alone in a `try` whose handler only logs, while the
+    /// work goes on after the handler (`try { lock = await redlock.acquire(..) }
+    /// catch (e) { logger.error(e) }` then `charge(..)`).
     ///
     /// ## Why it breaks
     /// A try-acquire *reports* contention; it does not stop the caller. If
@@ -40,7 +45,7 @@ declare_rule! {
         code: "LA104",
         name: "acquire-result-ignored",
         severity: Error,
-        summary: "a try-acquire's result is discarded or never tested",
+        summary: "a try-acquire's result is discarded or never tested, or a failed acquisition's error is swallowed",
         label: "result not checked",
         help: "test the result and skip the critical section when the lock was not granted",
         check: check,
@@ -109,6 +114,18 @@ fn sql_fetched(fa: &FileAnalysis, site: &LockSite) -> bool {
 
 fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
     for site in fa.locks() {
+        // An acquisition that waits and raises when refused, its error caught
+        // and the work going on after the handler (`catch (e) { logger.error(e) }`).
+        if !site.try_acquire && !site.guarded && swallowed(fa, site) {
+            let f = Finding::new(
+                &RULE,
+                site.span,
+                format!("a failure to acquire lock {} is caught and the code goes on: the critical section runs whether or not the lock was granted", site.key_display()),
+            )
+            .site(site);
+            out.push(f);
+            continue;
+        }
         if !site.try_acquire || site.guarded {
             continue;
         }

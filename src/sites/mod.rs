@@ -28,6 +28,7 @@ pub mod sql;
 mod sql_builders;
 mod sql_claims;
 mod sql_text;
+pub mod swallowed;
 mod unique_claim;
 mod words;
 pub mod wrapper;

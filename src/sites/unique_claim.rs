@@ -9,10 +9,10 @@
 //! find-or-create (`create!` rescued, then `find_by`) keeps its row and is no
 //! lock: without the delete there is no site.
 
+use super::swallowed::leaves;
 use super::{LockSite, Release, SiteKind, Ttl, Wait};
 use crate::catalog::{Catalog, Scope};
-use crate::lang::profile::profile;
-use crate::model::{mentions, Call, FileModel, Handler, Span};
+use crate::model::{mentions, Call, FileModel, Handler};
 
 pub fn analyze(
     model: &FileModel,
@@ -82,16 +82,6 @@ pub fn analyze(
             ..LockSite::base(call.id, call.span, call.func, SiteKind::Sql)
         });
     }
-}
-
-/// Does the handler send the loser away (`raise LockFailed`, `return False`)?
-/// One that only logs and goes on (a health check's test insert) claims nothing.
-fn leaves(model: &FileModel, call: &Call, handler: Span) -> bool {
-    let raises = profile(model.language).raise_calls;
-    model.exits_in(call.func).any(|e| handler.contains(e.span))
-        || model.calls_in(call.func).any(|c| {
-            c.receiver.is_none() && raises.contains(&c.name.as_str()) && handler.contains(c.span)
-        })
 }
 
 /// The names the claimed row goes by: what the insert's result is bound to
