@@ -113,50 +113,41 @@ fn sql_fetched(fa: &FileAnalysis, site: &LockSite) -> bool {
 }
 
 fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
-    for site in fa.locks() {
-        // An acquisition that waits and raises when refused, its error caught
-        // and the work going on after the handler (`catch (e) { logger.error(e) }`).
-        if !site.try_acquire && !site.guarded && swallowed(fa, site) {
-            let f = Finding::new(
-                &RULE,
-                site.span,
-                format!("a failure to acquire lock {} is caught and the code goes on: the critical section runs whether or not the lock was granted", site.key_display()),
-            )
-            .site(site);
-            out.push(f);
-            continue;
-        }
-        if !site.try_acquire || site.guarded {
-            continue;
-        }
-        let call = fa.model.call(site.result_call);
-        // `ok, err := ...`: reading any of the names counts (go-redis and
-        // bsm report contention through the error).
-        let read = |var: &&str| {
-            *var != "_" && (var.contains('.') || consumed(fa, site, var, call.span.end))
+    for site in fa.locks().filter(|s| !s.guarded) {
+        let key = site.key_display();
+        let what = if site.try_acquire {
+            ignored(fa, site)
+                .then(|| format!("the result of this try-acquire of lock {key} is never checked"))
+        } else {
+            // An acquisition that waits and raises when refused, its error caught
+            // and the work going on after the handler (`catch (e) { logger.error(e) }`).
+            swallowed(fa, site)
+                .then(|| format!("a failure to acquire lock {key} is caught and the code goes on"))
         };
-        let thrown_away = match &call.usage {
-            Usage::Discarded => true,
-            // The value itself must be read, unless contention is an error.
-            Usage::Assigned(_) if site.contention_error => {
-                !call.usage.bound_names().iter().any(read)
-            }
-            Usage::Assigned(_) => !call.usage.bound().is_some_and(|v| read(&v)),
-            _ => false,
-        };
-        // Rust `acquire(..)?` / `.await?`: an error is propagated, so checked.
-        let propagated =
-            site.contention_error && fa.model.exits.iter().any(|e| e.propagates(call.span.end));
-        let ignored =
-            thrown_away && !propagated && !(site.kind == SiteKind::Sql && sql_fetched(fa, site));
-        if ignored {
-            let f = Finding::new(
-                &RULE,
-                site.span,
-                format!("the result of this try-acquire of lock {} is never checked: the critical section runs whether or not the lock was granted", site.key_display()),
-            )
-            .site(site);
-            out.push(f);
+        if let Some(what) = what {
+            let message =
+                format!("{what}: the critical section runs whether or not the lock was granted");
+            out.push(Finding::new(&RULE, site.span, message).site(site));
         }
     }
+}
+
+/// Is a try-acquire's result thrown away, or bound and never read?
+fn ignored(fa: &FileAnalysis, site: &LockSite) -> bool {
+    let call = fa.model.call(site.result_call);
+    // `ok, err := ...`: reading any of the names counts (go-redis and
+    // bsm report contention through the error).
+    let read =
+        |var: &&str| *var != "_" && (var.contains('.') || consumed(fa, site, var, call.span.end));
+    let thrown_away = match &call.usage {
+        Usage::Discarded => true,
+        // The value itself must be read, unless contention is an error.
+        Usage::Assigned(_) if site.contention_error => !call.usage.bound_names().iter().any(read),
+        Usage::Assigned(_) => !call.usage.bound().is_some_and(|v| read(&v)),
+        _ => false,
+    };
+    // Rust `acquire(..)?` / `.await?`: an error is propagated, so checked.
+    let propagated =
+        site.contention_error && fa.model.exits.iter().any(|e| e.propagates(call.span.end));
+    thrown_away && !propagated && !(site.kind == SiteKind::Sql && sql_fetched(fa, site))
 }
