@@ -33,6 +33,8 @@ pub static TABLE: NodeTable = NodeTable {
             block: None,
         },
         by_name("object_creation_expression", "type", true),
+        // `super(..)` / `this(..)` in a constructor, named by its keyword.
+        by_name("explicit_constructor_invocation", "constructor", false),
         by_name("annotation", "name", false),
         by_name("marker_annotation", "name", false),
     ],
@@ -44,7 +46,7 @@ pub static TABLE: NodeTable = NodeTable {
     ],
     keyword_args: &[("element_value_pair", "key", "value")],
     pairs: &[],
-    identifiers: &["identifier", "type_identifier", "this"],
+    identifiers: &["identifier", "type_identifier", "this", "super"],
     strings: &["string_literal"],
     string_content: &[
         "string_fragment",

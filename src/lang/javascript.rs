@@ -42,6 +42,7 @@ macro_rules! js_table {
                 "property_identifier",
                 "shorthand_property_identifier",
                 "this",
+                "super",
                 "type_identifier",
             ],
             strings: &["string", "template_string"],

@@ -33,6 +33,13 @@ pub(super) fn runs(c: &Call) -> bool {
         && words.iter().any(|w| RUN_WORDS.contains(&w.as_str()))
 }
 
+/// Does `c` take a statement's text, to run it or to make one to run
+/// (`executeQuery`, `prepareStatement`, `createQuery`)?
+pub(super) fn takes_statement(c: &Call) -> bool {
+    let words = resolve::words(&c.name);
+    runs(c) || (words.len() > 1 && BUILD_WORDS.contains(&words[0].as_str()))
+}
+
 /// Where a statement built with a lock clause runs, when the call that holds
 /// the text does not run it: `stmt := sq.Select(..).Suffix("FOR UPDATE")`, then
 /// `query, args, err := stmt.ToSql()`, then `db.GetContext(ctx, dst, query,

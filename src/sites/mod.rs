@@ -12,6 +12,7 @@ pub mod consts;
 pub mod duration;
 pub mod effects;
 mod grant;
+mod handed_sql;
 mod handles;
 pub mod library;
 pub mod lifecycle;

@@ -171,6 +171,11 @@ pub struct LockSite {
     /// the caller goes on as the holder of whatever it got.
     #[serde(default)]
     pub statement_claims: bool,
+    /// The statement is one the method's class hands its base class's
+    /// constructor (`super(.., SELECT_FOR_LOCK, ..)`): the base takes its
+    /// lock by calling this method, which is therefore its lock helper.
+    #[serde(default)]
+    pub handed: bool,
 }
 
 /// Where a lock site comes from.
@@ -241,6 +246,7 @@ impl LockSite {
             switch: None,
             statement_writes: false,
             statement_claims: false,
+            handed: false,
         }
     }
 }

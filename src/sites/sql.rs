@@ -12,8 +12,9 @@ use crate::catalog::{Catalog, Scope, SqlLock, SqlRole};
 use std::collections::HashMap;
 
 use super::built_sql::built_and_run;
+use super::handed_sql;
 use super::sql_text::{literals, reads_as_sql, squeeze};
-use crate::model::{mentions, Call, CallId, Expr, ExprKind, FileModel, Language, Span};
+use crate::model::{mentions, Arg, Call, CallId, Expr, ExprKind, FileModel, Language, Span};
 
 /// The SQL text an argument carries, uppercased, if it is a string.
 pub(super) fn sql_text(model: &FileModel, e: &Expr, func: Option<usize>) -> Option<String> {
@@ -239,12 +240,68 @@ pub fn analyze(
         .sql
         .iter()
         .any(|q| !q.row_claim && !q.needle.contains([' ', '(']));
-    let may_hold_sql =
-        |s: &str| one_word_needle || s.contains(|c: char| c.is_whitespace() || c == '(');
+    let reader = Reader {
+        model,
+        catalog,
+        next,
+        one_word_needle,
+    };
+    // A lock text a class hands its base class's constructor is taken where
+    // the class's methods run it; the delegation holds it only if none does.
+    let handed = handed_sql::handed(model, catalog);
+    let mut ran = vec![false; handed.len()];
+    let mut deferred = Vec::new();
     for call in model.calls.iter().filter(|c| !nested.contains(&c.id)) {
+        if handed.iter().any(|h| h.call == call.id) {
+            deferred.push(call);
+            continue;
+        }
+        reader.read(call, sites, releases, |index, arg| {
+            if let Some(text) = sql_text(model, &arg.value, call.func) {
+                return Some((text, None));
+            }
+            let i = handed_sql::run_by(model, &handed, call, index, arg)?;
+            ran[i] = true;
+            let h = &handed[i];
+            Some((
+                h.text.clone(),
+                Some(format!("handed to the base class as {}", h.name)),
+            ))
+        });
+    }
+    for call in deferred {
+        if !(handed.iter().zip(&ran)).any(|(h, ran)| h.call == call.id && *ran) {
+            reader.read(call, sites, releases, |_, arg| {
+                sql_text(model, &arg.value, call.func).map(|t| (t, None))
+            });
+        }
+    }
+}
+
+/// What reading one call's arguments for SQL needs.
+struct Reader<'a> {
+    model: &'a FileModel,
+    catalog: &'a Catalog,
+    next: &'a HashMap<CallId, CallId>,
+    /// Does the catalog name an SQL word without a blank or parenthesis?
+    one_word_needle: bool,
+}
+
+impl Reader<'_> {
+    /// The lock or release `call` takes with the SQL text `text` gives for an
+    /// argument (with a note for the evidence), if any.
+    fn read(
+        &self,
+        call: &Call,
+        sites: &mut Vec<LockSite>,
+        releases: &mut Vec<Release>,
+        mut text: impl FnMut(usize, &Arg) -> Option<(String, Option<String>)>,
+    ) {
+        let (model, catalog) = (self.model, self.catalog);
+        let may_hold_sql =
+            |s: &str| self.one_word_needle || s.contains(|c: char| c.is_whitespace() || c == '(');
         for (index, arg) in call.args.iter().enumerate() {
-            let Some(sql) = sql_text(model, &arg.value, call.func).filter(|s| may_hold_sql(s))
-            else {
+            let Some((sql, note)) = text(index, arg).filter(|(s, _)| may_hold_sql(s)) else {
                 continue;
             };
             let sql = squeeze(&sql);
@@ -269,7 +326,7 @@ pub fn analyze(
                 continue;
             };
             // A built statement runs later: the lock is taken where it runs.
-            let run = built_and_run(model, next, call).unwrap_or(call);
+            let run = built_and_run(model, self.next, call).unwrap_or(call);
             // `query := fmt.Sprintf(".. FOR UPDATE", ..)` then `db.Exec(query)`: the
             // run call reads the text itself and is the site, once.
             let reads_it = |a: &crate::model::Arg| {
@@ -294,7 +351,10 @@ pub fn analyze(
                 run.written_span()
             };
             let base = LockSite::base(run.id, span, run.func, SiteKind::Sql);
-            sites.push(site(lock, &sql, key, base));
+            let mut found = site(lock, &sql, key, base);
+            found.handed = note.is_some();
+            found.evidence.extend(note);
+            sites.push(found);
             break;
         }
     }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::{class_of, resolve, simple_name, Wrapper};
 use crate::lang::profile::profile;
-use crate::model::{Assign, Call, FileModel, Import, Language};
+use crate::model::{Assign, Call, ExitKind, Expr, FileModel, Import, Language};
 
 /// Shortest name part that may stand for a whole class name (`store` would
 /// match every `*Store`).
@@ -82,8 +82,10 @@ pub fn module_spellings(w: &Wrapper) -> Vec<String> {
 /// it? Only a method whose name says what it does (`lockFragment`,
 /// `upgrade_lock`, `FindForUpdate`): a bare `lock` / `Lock` / `acquire` is
 /// every mutex's, so its callers must name the wrapper's module or class.
+/// A method running the statement its class handed the base (`executeSql`)
+/// is named for running statements: its base calls it.
 pub fn distinctive(w: &Wrapper) -> bool {
-    w.class.is_some() && resolve::words(&w.name).len() >= 2
+    w.class.is_some() && resolve::words(&w.name).len() >= 2 && !w.site.handed
 }
 
 /// A type or variable name reduced for comparison: `IMetaStorage` ->
@@ -248,6 +250,40 @@ fn inherits(model: &FileModel, call: &Call, class: &str) -> bool {
         .is_some_and(|own| model.extends(own, class))
 }
 
+/// A receiver that is a getter's call (`getLockHandler().obtainLock(..)`), as
+/// the name it stands for: the field this file's getter returns (`return
+/// lockHandler;`, whose declared type then counts), else the getter's own
+/// name, a receiver known by no type.
+fn getter<'m>(model: &'m FileModel, receiver: &'m Expr) -> Option<&'m str> {
+    let g = model.call(receiver.peel().as_call()?);
+    let on_self = (g.receiver.as_deref()).is_none_or(|r| resolve::is_self(model, g.func, &r.text));
+    if !g.args.is_empty() || !on_self {
+        return None;
+    }
+    let returned = model.function_named(&g.name).and_then(|f| {
+        let mut exits = model
+            .exits_in(Some(f.id))
+            .filter(|e| e.kind == ExitKind::Return);
+        let only = exits.next().filter(|_| exits.next().is_none())?;
+        let name = only
+            .value
+            .trim_start_matches("this.")
+            .trim_start_matches("self.");
+        let ident = name.chars().all(|c| c.is_alphanumeric() || c == '_');
+        (ident && !name.is_empty()).then_some(name)
+    });
+    Some(returned.unwrap_or(&g.name))
+}
+
+/// Is `call` made in a method of a declared base of `w`'s class, calling
+/// the method the subclass overrides (a template method: `executeSQL(..)` in
+/// quartz's `DBSemaphore.obtainLock` runs `StdRowLockSemaphore.executeSQL`)?
+fn overridden(model: &FileModel, call: &Call, w: &Wrapper) -> bool {
+    call.func
+        .and_then(|f| class_of(&model.functions[f].name))
+        .is_some_and(|own| w.bases.iter().any(|b| b == own))
+}
+
 /// Does the class of `call`'s method (or, outside a class, the file) define
 /// a method `name` of its own, which `this.name(..)` then calls?
 fn defines_own(model: &FileModel, call: &Call, name: &str) -> bool {
@@ -362,12 +398,14 @@ pub(super) fn calls_wrapper(
                 .as_deref()
                 .filter(|c| mixes_in(model, c) || inherits(model, call, c))
                 .map(|_| 2)
+                .or_else(|| overridden(model, call, w).then_some(2))
         }),
         Some(r) => {
-            let last = r
-                .rsplit(['.', ':'])
-                .next()
-                .unwrap_or(r)
+            let last = call
+                .receiver
+                .as_deref()
+                .and_then(|e| getter(model, e))
+                .unwrap_or_else(|| r.rsplit(['.', ':']).next().unwrap_or(r))
                 .trim_start_matches('@');
             let own = resolve::is_self(model, call.func, last);
             if own && w.inherited {
@@ -404,8 +442,9 @@ pub(super) fn calls_wrapper(
             if own {
                 // An inherited helper: `this.withLock(..)` in a subclass that
                 // does not define its own.
-                (!defines_own(model, call, &w.name)
-                    && (class_import(model, class).is_some() || inherits(model, call, class)))
+                (overridden(model, call, w)
+                    || (!defines_own(model, call, &w.name)
+                        && (class_import(model, class).is_some() || inherits(model, call, class))))
                 .then_some(2)
             } else {
                 // A type of the wrapper's package, or of a package above it (an

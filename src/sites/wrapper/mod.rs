@@ -516,6 +516,7 @@ pub fn sites_for_calls(
         site.guarded = w.guard;
         site.try_acquire = w.returns && w.site.try_acquire;
         site.via = Some(format!("{}:{}", w.path.display(), w.line));
+        site.handed = false;
         // `TaskManager(context, *args, **kwargs)`: the enclosing function's
         // callers pass what turns the wrapper off.
         // `shared=shared_task`: a parameter of the caller's decides; the

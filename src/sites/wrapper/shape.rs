@@ -198,7 +198,8 @@ impl<'f> Shape<'f> {
                     && resolve::is_self(fa.model, site.func, root.trim_start_matches('@'))
                     && direct.iter().any(|n| mentions(&a.value.text, n))
             });
-        (self.named || guard || returns || kept, guard, returns, kept)
+        let helper = self.named || guard || returns || kept || site.handed;
+        (helper, guard, returns, kept)
     }
 
     /// A parameter that turns the lock off before it is taken (`if not
@@ -262,6 +263,10 @@ impl<'f> Shape<'f> {
             Some(rest) => (rest.trim(), true),
             None => (cond.trim(), false),
         };
+        // `lockName != null`: taken when a value is given, as a true flag is.
+        let tested = (NOT_NULL.iter())
+            .find_map(|suffix| tested.strip_suffix(suffix))
+            .map_or(tested, str::trim);
         // The parameter itself or the field it was stored in (`self.shared`).
         let name = tested.rsplit(['.', ':', '@']).next()?;
         let i = self.params.iter().position(|p| *p == name)?;
@@ -287,7 +292,43 @@ impl<'f> Shape<'f> {
             [site.span, written]
                 .iter()
                 .any(|&at| c.stmt.contains(at) && !c.cond.contains(at))
-                && self.params.iter().any(|p| mentions(&c.text, p))
+                && self.params.iter().any(|p| tests_itself(&c.text, p))
         })
     }
+}
+
+/// How a test that a value is given ends (`lockName != null`, `key is not None`).
+const NOT_NULL: &[&str] = &[
+    " != null",
+    " !== null",
+    " != nil",
+    " is not None",
+    " != None",
+];
+
+/// Does the condition `text` test `param` itself, not only pass it to a call
+/// (`!isLockOwner(lockName)` asks about the lock; `for_update`, `lockName !=
+/// null` request it)?
+fn tests_itself(text: &str, param: &str) -> bool {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(param).any(|(i, _)| {
+        let whole = !text[..i].chars().next_back().is_some_and(word)
+            && !text[i + param.len()..].chars().next().is_some_and(word);
+        // The parentheses open before `i`: is one a call's argument list?
+        let mut open: Vec<bool> = Vec::new();
+        let mut prev = ' ';
+        for c in text[..i].chars() {
+            match c {
+                '(' => open.push(word(prev)),
+                ')' => {
+                    open.pop();
+                }
+                _ => {}
+            }
+            if !c.is_whitespace() {
+                prev = c;
+            }
+        }
+        whole && !open.contains(&true)
+    })
 }
