@@ -99,6 +99,7 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 claimants: lowercase(&q.claimants),
                 update_methods: q.update_methods.clone(),
                 lock_tables: lowercase(&q.lock_tables),
+                version_columns: lowercase(&q.version_columns),
                 insert_methods: q.insert_methods.clone(),
                 unique_errors: q.unique_errors.clone(),
                 delete_methods: q.delete_methods.clone(),
@@ -159,6 +160,8 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
         if let Some(v) = &raw.vocabulary {
             cat.lock_words
                 .extend(v.lock_words.iter().map(|w| w.to_ascii_lowercase()));
+            cat.helper_words
+                .extend(v.helper_words.iter().map(|w| w.to_ascii_lowercase()));
             cat.marker_words
                 .extend(v.marker_words.iter().map(|w| w.to_ascii_lowercase()));
             cat.value_words

@@ -91,6 +91,10 @@ pub(super) fn library_gate(
     Gate::new(library, Some(language), triggers, operations)
 }
 
+/// How a column set to a value given at run time is spelled (`= ?`, `= $1`,
+/// `= %s`).
+const PLACEHOLDERS: &[&str] = &["= ?", "=?", "= $", "=$", "= %s", "=%s"];
+
 /// The rows of SQL text (any language): its functions and clauses; a row
 /// claim is an `UPDATE` that also names a claimant column, or a guarded insert
 /// (`ON CONFLICT`, `INSERT IGNORE`) near a lock table's name.
@@ -114,6 +118,15 @@ pub(super) fn sql_gates(library: &str, triggers: &[String], locks: &[SqlLock]) -
         if !claim.unique_errors.is_empty() {
             let ops = claim.insert_methods.clone();
             gates.push(Gate::new(library, None, &claim.unique_errors, ops));
+        }
+        // A compare-and-set of the claimant: a claimant set to a placeholder
+        // (`current_epoch_owner = ?`, also spelled `OWNER + " =?"`).
+        if !claim.version_columns.is_empty() {
+            let placeholders: Vec<String> = PLACEHOLDERS.iter().map(|p| p.to_string()).collect();
+            let updates = std::iter::once("UPDATE".to_string()).chain(claim.update_methods.clone());
+            let mut gate = Gate::new(library, None, &placeholders, updates.collect());
+            gate.claimants = claim.claimants.clone();
+            gates.push(gate);
         }
         if claim.lock_tables.is_empty() {
             continue;

@@ -108,6 +108,9 @@ pub struct SqlLock {
     /// Lock-table name stems (lowercase), for a row claim written as a
     /// guarded insert.
     pub lock_tables: Vec<String>,
+    /// Row-version column stems (lowercase), for a row claim written as a
+    /// compare-and-set of the claimant.
+    pub version_columns: Vec<String>,
     /// A unique-index claim spelled with an ORM: its inserts, the errors the
     /// index raises, and the deletes that release it.
     pub insert_methods: Vec<String>,
@@ -205,6 +208,7 @@ pub struct Catalog {
     pub apis: Vec<Api>,
     pub commands: HashMap<String, CommandSpec>,
     pub lock_words: Vec<String>,
+    pub helper_words: Vec<String>,
     pub marker_words: Vec<String>,
     pub value_words: Vec<String>,
     pub window_words: Vec<String>,

@@ -146,6 +146,12 @@ pub struct RawSql {
     /// expired one (`ON CONFLICT DO NOTHING`, `INSERT IGNORE`) is a claim too.
     #[serde(default)]
     pub lock_tables: Vec<String>,
+    /// Stems of row-version column names (`version`, `mvcc`), matched as
+    /// `claimants` are: an `UPDATE` that writes a claimant on the row version
+    /// the caller read (`SET owner = ?, version = ? WHERE .. AND version = ?`,
+    /// a compare-and-set) is a claim too.
+    #[serde(default)]
+    pub version_columns: Vec<String>,
     /// ORM inserts (`create!`, `objects.create`, `save`): with a row claim,
     /// such a call covered by a handler of one of `unique_errors` whose row
     /// the function deletes again (`delete_methods`) is the claim of a
@@ -352,6 +358,10 @@ pub struct RawVocabulary {
     /// Words that mark a key or variable as a lock (`lock`, `mutex`, `leader`).
     #[serde(default)]
     pub lock_words: Vec<String>,
+    /// Words beside `lock-words` that make a function above a lock its helper
+    /// (`acquire`, `reserve`, kylin's `tryUpdateEpoch` over an epoch claim).
+    #[serde(default)]
+    pub helper_words: Vec<String>,
     /// Constructors of in-memory collections (`ArrayList`, `set`, `Vec`): calls
     /// on what they build are not critical-section effects.
     #[serde(default)]

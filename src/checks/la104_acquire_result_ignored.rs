@@ -14,7 +14,9 @@ declare_rule! {
     /// Also an acquisition that waits and throws when refused (`redlock.acquire`,
     /// `lock!`, `lock()`) alone in a `try` whose handler only logs, while the
     /// work goes on after the handler (`try { lock = await redlock.acquire(..) }
-    /// catch (e) { logger.error(e) }` then `charge(..)`).
+    /// catch (e) { logger.error(e) }` then `charge(..)`). Not when a later test
+    /// reads the bound result (`updated = tryUpdateEpoch(..)` then `if (updated)
+    /// .. else throw ..`), nor when all that follows builds the value returned.
     ///
     /// ## Why it breaks
     /// A try-acquire *reports* contention; it does not stop the caller. If

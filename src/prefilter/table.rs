@@ -236,7 +236,7 @@ fn claimant_before(bytes: &[u8], at: usize, stems: &[String]) -> bool {
     let head = &bytes[..at];
     let end = head
         .iter()
-        .rposition(|b| !matches!(b, b' ' | b'\t' | b'"' | b'`' | b']' | b'\''))
+        .rposition(|b| !matches!(b, b' ' | b'\t' | b'"' | b'`' | b']' | b'\'' | b'+'))
         .map_or(0, |i| i + 1);
     let start = head[..end]
         .iter()

@@ -42,6 +42,11 @@ fn sql_text_within(model: &FileModel, e: &Expr, func: Option<usize>, depth: u8) 
                         stack.push(lhs);
                     }
                     ExprKind::Str(s) => parts.push_str(s),
+                    // A constant part: `" SET " + CURRENT_EPOCH_OWNER + " =?"`.
+                    ExprKind::Name(_) => match resolve::resolve(model, x, func).as_str() {
+                        Some(s) => parts.push_str(s),
+                        None => parts.push('?'),
+                    },
                     _ => parts.push('?'),
                 }
             }

@@ -10,7 +10,7 @@ use crate::catalog::SqlLock;
 /// Does the (squeezed, uppercase) text `sql` claim a row as `claim` (the
 /// catalog's row-claim entry) describes?
 pub(super) fn claims(sql: &str, claim: &SqlLock) -> bool {
-    update_claim(sql, &claim.claimants) || insert_claim(sql, claim)
+    update_claim(sql, claim) || insert_claim(sql, claim)
 }
 
 /// Does one of `stems` (lowercase) start `name` or one of its `_` parts
@@ -38,7 +38,8 @@ fn ident(s: &str) -> String {
 /// lease `< now()`). A backfill (`SET role = 'member' WHERE role IS NULL`), a
 /// soft delete or a monotonic timestamp (`SET last_used = ? WHERE last_used < ?`)
 /// writes no claimant and is an ordinary write.
-fn update_claim(sql: &str, stems: &[String]) -> bool {
+fn update_claim(sql: &str, claim: &SqlLock) -> bool {
+    let stems = &claim.claimants;
     // An interpolated string keeps its quotes and prefix (`f"`, `"`, `` ` ``).
     let sql = sql.trim_start();
     let Some(i) = sql.find("UPDATE ") else {
@@ -72,6 +73,19 @@ fn update_claim(sql: &str, stems: &[String]) -> bool {
         |stem| tests_column(condition, stem),
     );
     if pair.is_some_and(|by| !condition.contains(by.as_str())) {
+        return true;
+    }
+    // A versioned compare-and-set: a claimant given at run time, on the row
+    // version the caller read (kylin's epoch `SET current_epoch_owner = ?, ..,
+    // mvcc = ? WHERE epoch_target = ? AND mvcc = ?`). Optimistic locking of
+    // data (`SET balance = ?, version = ? WHERE .. AND version = ?`) writes no
+    // claimant; a state change (`SET owner = ?, status = ? WHERE status = ?`)
+    // tests no version.
+    let given = |(c, v): &(String, &str)| claimant_column(c, stems) && runtime_value(v);
+    let versioned = |(c, v): &(String, &str)| {
+        claimant_column(c, &claim.version_columns) && runtime_value(v) && tests_column(condition, c)
+    };
+    if written.iter().any(given) && written.iter().any(versioned) {
         return true;
     }
     let claimants: Vec<String> = written
@@ -222,6 +236,14 @@ mod tests {
         ));
         assert!(claim(
             "UPDATE NODES SET RESERVATION = :TAG WHERE ID = :ID AND RESERVATION IS NULL"
+        ));
+        // A versioned compare-and-set of the claimant (kylin's epoch row); near
+        // miss: optimistic locking of data, which writes no claimant.
+        assert!(claim(
+            "UPDATE %S SET EPOCH_ID =?, CURRENT_EPOCH_OWNER =?, MVCC =? WHERE EPOCH_TARGET =? AND MVCC =?"
+        ));
+        assert!(!claim(
+            "UPDATE ACCOUNTS SET BALANCE = ?, VERSION = ? WHERE ID = ? AND VERSION = ?"
         ));
         // Near misses: backfills, soft deletes, monotonic timestamps.
         assert!(!claim(

@@ -4,7 +4,7 @@
 
 use super::{FileAnalysis, LockSite};
 use crate::lang::profile::profile;
-use crate::model::{Call, FileModel, Span};
+use crate::model::{mentions, Call, ExitKind, FileModel, Span};
 
 /// Does the handler send the loser away (`raise LockFailed`, `return False`)?
 /// One that only logs and goes on (a health check's test insert) claims nothing.
@@ -26,10 +26,18 @@ pub fn swallowed(fa: &FileAnalysis, site: &LockSite) -> bool {
     let releases: Vec<Span> = (site.releases.iter())
         .filter_map(|&r| fa.releases.get(r).map(|r| r.span))
         .collect();
+    // Building the value returned (`return new EnvelopeResponse<>(..)`) is no work.
+    let returned = |c: &Call| {
+        c.receiver.is_none()
+            && c.name.starts_with(|ch: char| ch.is_ascii_uppercase())
+            && (model.exits_in(site.func))
+                .any(|e| e.kind == ExitKind::Return && e.span.contains(c.span))
+    };
     let work_after = |end: usize| {
         model.calls_in(site.func).any(|c| {
             c.span.start > end
                 && !fa.catalog.log_methods.contains(&c.name)
+                && !returned(c)
                 && !releases
                     .iter()
                     .any(|r| r.contains(c.span) || c.span.contains(*r))
@@ -45,6 +53,21 @@ pub fn swallowed(fa: &FileAnalysis, site: &LockSite) -> bool {
             .any(|c| later(c.span) && !fa.catalog.log_methods.contains(&c.name))
             && !model.exits_in(site.func).any(|e| later(e.span))
     };
+    // The result bound to a name that a test after the handler reads, where
+    // the test does more than hand the handle to its release (`updateEpoch =
+    // tryForce..(..)`, then `if (updateEpoch && ..) .. else throw ..`; not
+    // `if (mutex) { release(mutex) }`): the failure is recorded.
+    let bound = call.usage.bound_names();
+    let tested_after = |end: usize| {
+        let hands_on = |stmt: Span, n: &str| {
+            (model.calls_in(site.func))
+                .any(|c| stmt.contains(c.span) && c.args.iter().any(|a| mentions(&a.value.text, n)))
+        };
+        model.conditionals_in(site.func).any(|c| {
+            c.stmt.start > end
+                && (bound.iter()).any(|n| mentions(&c.text, n) && !hands_on(c.stmt, n))
+        })
+    };
     model
         .handlers
         .iter()
@@ -53,5 +76,6 @@ pub fn swallowed(fa: &FileAnalysis, site: &LockSite) -> bool {
             !leaves(model, call, h.span)
                 && !model.assigns_in(site.func).any(|a| h.span.contains(a.span))
                 && work_after(h.span.end)
+                && !tested_after(h.span.end)
         })
 }

@@ -250,12 +250,16 @@ fn inherits(model: &FileModel, call: &Call, class: &str) -> bool {
         .is_some_and(|own| model.extends(own, class))
 }
 
-/// A receiver that is a getter's call (`getLockHandler().obtainLock(..)`), as
-/// the name it stands for: the field this file's getter returns (`return
-/// lockHandler;`, whose declared type then counts), else the getter's own
-/// name, a receiver known by no type.
-fn getter<'m>(model: &'m FileModel, receiver: &'m Expr) -> Option<&'m str> {
+/// A receiver that is a call, as the name it stands for: a type built on
+/// the spot (`new LeaseDao(handle).tryAcquireLease(..)`), or a getter's call
+/// (`getLockHandler().obtainLock(..)`): the field this file's getter returns
+/// (`return lockHandler;`, whose declared type then counts), else the
+/// getter's own name, a receiver known by no type.
+fn stand_in<'m>(model: &'m FileModel, receiver: &'m Expr) -> Option<&'m str> {
     let g = model.call(receiver.peel().as_call()?);
+    if g.receiver.is_none() && g.name.starts_with(|c: char| c.is_ascii_uppercase()) {
+        return Some(&g.name);
+    }
     let on_self = (g.receiver.as_deref()).is_none_or(|r| resolve::is_self(model, g.func, &r.text));
     if !g.args.is_empty() || !on_self {
         return None;
@@ -404,7 +408,7 @@ pub(super) fn calls_wrapper(
             let last = call
                 .receiver
                 .as_deref()
-                .and_then(|e| getter(model, e))
+                .and_then(|e| stand_in(model, e))
                 .unwrap_or_else(|| r.rsplit(['.', ':']).next().unwrap_or(r))
                 .trim_start_matches('@');
             let own = resolve::is_self(model, call.func, last);

@@ -3,7 +3,9 @@
 
 use super::simple_name;
 use crate::lang::profile::profile;
-use crate::model::{falsy, mentions, Conditional, Exit, Function, Language, TRUE_WORDS};
+use crate::model::{
+    falsy, mentions, Conditional, Exit, ExitKind, Function, Language, Span, TRUE_WORDS,
+};
 use crate::sites::{resolve, FileAnalysis, LockSite};
 
 /// The parameters a caller passes (not `self` / `cls`).
@@ -114,15 +116,12 @@ impl<'f> Shape<'f> {
         // A row-lock helper says so (`FindForUpdate`, `get_for_share`): its lock
         // outlives it in the caller's transaction.
         let words = resolve::words(simple_name(&f.name));
-        let named = words.iter().any(|w| {
-            fa.catalog.lock_words.contains(w)
-                || matches!(
-                    w.as_str(),
-                    "acquire" | "lock" | "locked" | "locking" | "reserve"
-                )
-        }) || words
-            .windows(2)
-            .any(|w| w[0] == "for" && matches!(w[1].as_str(), "update" | "share"));
+        let named = words
+            .iter()
+            .any(|w| fa.catalog.lock_words.contains(w) || fa.catalog.helper_words.contains(w))
+            || words
+                .windows(2)
+                .any(|w| w[0] == "for" && matches!(w[1].as_str(), "update" | "share"));
         let declared = profile(model.language).declared_types
             && (fa.text.get(f.span.start..f.span.end)).is_some_and(|t| t.trim_end().ends_with(';'));
         Shape {
@@ -198,8 +197,32 @@ impl<'f> Shape<'f> {
                     && resolve::is_self(fa.model, site.func, root.trim_start_matches('@'))
                     && direct.iter().any(|n| mentions(&a.value.text, n))
             });
-        let helper = self.named || guard || returns || kept || site.handed;
-        (helper, guard, returns, kept)
+        // One that raises when refused hands back nothing to test.
+        let raises = self.raises_if_refused(fa, site, &direct);
+        let helper = self.named || guard || returns || kept || site.handed || raises;
+        (helper, guard, returns && !raises, kept)
+    }
+
+    /// Does the function raise when the try-acquire `site` (its result bound
+    /// to `direct`) is refused: a test of the result around a `throw` (`if
+    /// (affectedRow == 0) throw ..`), or the result handed to a function of
+    /// this file that throws (`checkBatchResult(affectedRows, n)`)? Its callers
+    /// then go on only as holders.
+    fn raises_if_refused(&self, fa: &FileAnalysis, site: &LockSite, direct: &[&str]) -> bool {
+        let model = fa.model;
+        let reads = |text: &str| direct.iter().any(|n| mentions(text, n));
+        let raise = |e: &Exit, within: Span| e.kind == ExitKind::Raise && within.contains(e.span);
+        let tested = (self.conditionals.iter())
+            .any(|c| reads(&c.text) && self.exits.iter().any(|e| raise(e, c.stmt)));
+        let checked = || {
+            (model.calls_in(site.func))
+                .filter(|c| {
+                    c.span.start >= site.span.end && c.args.iter().any(|a| reads(&a.value.text))
+                })
+                .filter_map(|c| model.function_named(&c.name))
+                .any(|g| model.exits_in(Some(g.id)).any(|e| raise(e, g.span)))
+        };
+        site.try_acquire && !direct.is_empty() && (tested || checked())
     }
 
     /// A parameter that turns the lock off before it is taken (`if not
