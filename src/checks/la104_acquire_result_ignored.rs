@@ -81,7 +81,10 @@ fn consumed(fa: &FileAnalysis, site: &LockSite, var: &str, after: usize) -> bool
 
 /// For SQL the row comes back through the cursor: a later fetch on it
 /// (`cur.fetchone()`, `rows.Scan(..)`) or a read of `cur.rowcount` (tested,
-/// returned, or kept: `won = cur.rowcount == 1`) consumes it.
+/// returned, or kept: `won = cur.rowcount == 1`) consumes it; so does a
+/// method called on the rows the statement returned (que's `jobs = conn.
+/// execute("SELECT .. WHERE pg_try_advisory_lock(id)")` then `jobs.each`:
+/// the rows returned are the ones locked).
 fn sql_fetched(fa: &FileAnalysis, site: &LockSite) -> bool {
     let model = fa.model;
     let call = model.call(site.call);
@@ -96,10 +99,11 @@ fn sql_fetched(fa: &FileAnalysis, site: &LockSite) -> bool {
             .any(|p| n.starts_with(p))
     };
     let rowcount = format!("{cursor}.rowcount");
+    let rows = call.usage.bound_names();
     model.calls.iter().any(|c| {
+        let on = |name: &str| c.receiver.as_deref().is_some_and(|r| r.text == name);
         after(c.span.start, c.func)
-            && fetch(&c.name)
-            && c.receiver.as_deref().is_some_and(|r| r.text == cursor)
+            && ((fetch(&c.name) && on(cursor)) || rows.iter().any(|n| on(n)))
     }) || model
         .conditionals
         .iter()
