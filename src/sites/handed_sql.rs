@@ -26,7 +26,7 @@ pub(super) struct Handed<'c> {
     /// The squeezed, uppercase text.
     pub text: String,
     /// The catalog lock it takes, if any.
-    pub lock: Option<&'c SqlLock>,
+    lock: Option<&'c SqlLock>,
     /// The constant as written, for evidence.
     pub name: String,
 }

@@ -1,6 +1,6 @@
 //! Same-file name resolution: a variable or constant → the expression bound to it.
 
-use crate::model::{ExitKind, Expr, ExprKind, FileModel, FuncId};
+use crate::model::{Call, ExitKind, Expr, ExprKind, FileModel, FuncId};
 
 /// How many `a = b` hops to follow before giving up (cycles, long chains).
 const MAX_HOPS: usize = 4;
@@ -43,6 +43,12 @@ pub fn resolve<'m>(model: &'m FileModel, e: &'m Expr, func: Option<FuncId>) -> &
 
 /// Does `name` stand for the object a method of `func` runs on: `self`,
 /// `this`, `@`, or Go's receiver parameter (`r` of `func (r *Repo) ..`)?
+/// Does `call` build a value of a type named by it (`new LeaseDao(handle)`,
+/// `EnvelopeResponse<>(..)`, Python `Lease(..)`): no receiver, a capitalised name?
+pub fn builds_type(call: &Call) -> bool {
+    call.receiver.is_none() && call.name.starts_with(|c: char| c.is_ascii_uppercase())
+}
+
 pub fn is_self(model: &FileModel, func: Option<FuncId>, name: &str) -> bool {
     crate::lang::profile::profile(model.language)
         .self_names

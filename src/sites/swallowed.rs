@@ -28,8 +28,7 @@ pub fn swallowed(fa: &FileAnalysis, site: &LockSite) -> bool {
         .collect();
     // Building the value returned (`return new EnvelopeResponse<>(..)`) is no work.
     let returned = |c: &Call| {
-        c.receiver.is_none()
-            && c.name.starts_with(|ch: char| ch.is_ascii_uppercase())
+        super::resolve::builds_type(c)
             && (model.exits_in(site.func))
                 .any(|e| e.kind == ExitKind::Return && e.span.contains(c.span))
     };

@@ -257,7 +257,7 @@ fn inherits(model: &FileModel, call: &Call, class: &str) -> bool {
 /// getter's own name, a receiver known by no type.
 fn stand_in<'m>(model: &'m FileModel, receiver: &'m Expr) -> Option<&'m str> {
     let g = model.call(receiver.peel().as_call()?);
-    if g.receiver.is_none() && g.name.starts_with(|c: char| c.is_ascii_uppercase()) {
+    if resolve::builds_type(g) {
         return Some(&g.name);
     }
     let on_self = (g.receiver.as_deref()).is_none_or(|r| resolve::is_self(model, g.func, &r.text));

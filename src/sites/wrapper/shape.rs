@@ -4,7 +4,7 @@
 use super::simple_name;
 use crate::lang::profile::profile;
 use crate::model::{
-    falsy, mentions, Conditional, Exit, ExitKind, Function, Language, Span, TRUE_WORDS,
+    falsy, mentions, Conditional, Exit, ExitKind, Function, Language, Span, NULL_WORDS, TRUE_WORDS,
 };
 use crate::sites::{resolve, FileAnalysis, LockSite};
 
@@ -220,7 +220,7 @@ impl<'f> Shape<'f> {
                     c.span.start >= site.span.end && c.args.iter().any(|a| reads(&a.value.text))
                 })
                 .filter_map(|c| model.function_named(&c.name))
-                .any(|g| model.exits_in(Some(g.id)).any(|e| raise(e, g.span)))
+                .any(|g| (model.exits_in(Some(g.id))).any(|e| e.kind == ExitKind::Raise))
         };
         site.try_acquire && !direct.is_empty() && (tested || checked())
     }
@@ -287,9 +287,7 @@ impl<'f> Shape<'f> {
             None => (cond.trim(), false),
         };
         // `lockName != null`: taken when a value is given, as a true flag is.
-        let tested = (NOT_NULL.iter())
-            .find_map(|suffix| tested.strip_suffix(suffix))
-            .map_or(tested, str::trim);
+        let tested = given(tested).unwrap_or(tested);
         // The parameter itself or the field it was stored in (`self.shared`).
         let name = tested.rsplit(['.', ':', '@']).next()?;
         let i = self.params.iter().position(|p| *p == name)?;
@@ -320,38 +318,57 @@ impl<'f> Shape<'f> {
     }
 }
 
-/// How a test that a value is given ends (`lockName != null`, `key is not None`).
-const NOT_NULL: &[&str] = &[
-    " != null",
-    " !== null",
-    " != nil",
-    " is not None",
-    " != None",
-];
+/// The name a test checks is given (`lockName != null`, `key is not None`).
+fn given(test: &str) -> Option<&str> {
+    [" !== ", " != ", " is not "].iter().find_map(|op| {
+        let (name, null) = test.split_once(op)?;
+        NULL_WORDS.contains(&null.trim()).then(|| name.trim())
+    })
+}
 
 /// Does the condition `text` test `param` itself, not only pass it to a call
 /// (`!isLockOwner(lockName)` asks about the lock; `for_update`, `lockName !=
 /// null` request it)?
 fn tests_itself(text: &str, param: &str) -> bool {
     let word = |c: char| c.is_alphanumeric() || c == '_';
-    text.match_indices(param).any(|(i, _)| {
-        let whole = !text[..i].chars().next_back().is_some_and(word)
+    // The open parentheses, each a call's argument list or not, and how many are.
+    let (mut open, mut in_calls, mut prev) = (Vec::new(), 0usize, ' ');
+    for (i, c) in text.char_indices() {
+        let whole = text[i..].starts_with(param)
+            && !text[..i].chars().next_back().is_some_and(word)
             && !text[i + param.len()..].chars().next().is_some_and(word);
-        // The parentheses open before `i`: is one a call's argument list?
-        let mut open: Vec<bool> = Vec::new();
-        let mut prev = ' ';
-        for c in text[..i].chars() {
-            match c {
-                '(' => open.push(word(prev)),
-                ')' => {
-                    open.pop();
-                }
-                _ => {}
-            }
-            if !c.is_whitespace() {
-                prev = c;
-            }
+        if whole && in_calls == 0 {
+            return true;
         }
-        whole && !open.contains(&true)
-    })
+        match c {
+            '(' => {
+                open.push(word(prev));
+                in_calls += usize::from(word(prev));
+            }
+            ')' => in_calls -= usize::from(open.pop().unwrap_or(false)),
+            _ => {}
+        }
+        if !c.is_whitespace() {
+            prev = c;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{given, tests_itself};
+
+    #[test]
+    fn a_switch_tests_the_parameter_itself() {
+        assert!(!tests_itself("!isLockOwner(lockName)", "lockName"));
+        assert!(tests_itself("(lockName != null)", "lockName"));
+        assert!(tests_itself("for_update and ok(x)", "for_update"));
+        assert!(tests_itself("(ok(x) && (shared))", "shared"));
+        assert!(!tests_itself("is_owner(key, (name))", "name"));
+        assert!(!tests_itself("lockNames", "lockName"));
+        assert_eq!(given("lockName != null"), Some("lockName"));
+        assert_eq!(given("key is not None"), Some("key"));
+        assert_eq!(given("a != b"), None);
+    }
 }
