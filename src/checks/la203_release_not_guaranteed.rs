@@ -19,7 +19,13 @@ declare_rule! {
     ///   acquired and never released in the file (reported at the acquisition);
     /// - at the caller of an in-house helper, its release through the same
     ///   object (`storage.lockFragment()` ... `storage.releaseFragment()`,
-    ///   `Semaphore.lock(..)` ... `Semaphore.release(mutex)`), by the same rules.
+    ///   `Semaphore.lock(..)` ... `Semaphore.release(mutex)`), by the same rules;
+    ///   when one object holds several locks, each is paired with the release
+    ///   named for the same thing (`lockFragment` ↔ `releaseFragment`);
+    /// - a release in `finally` / `ensure` written after another lock's
+    ///   release in the same block (`finally { a.release(); b.release(); }`):
+    ///   if the first raises (an expired Redis lock's release does), the
+    ///   second never runs.
     ///
     /// ## Why it breaks
     /// An exception or an early return leaves the lock held. Every other
@@ -247,9 +253,57 @@ fn held_until(ttl: &Ttl) -> &'static str {
     }
 }
 
+/// The releases of `site` in its own function. A wrapper's call is released
+/// through the object it locked with; a never-released wrapper lock is the
+/// wrapper's own business.
+fn release_spans(fa: &FileAnalysis, site: &LockSite) -> Vec<Span> {
+    if site.via.is_some() {
+        wrapper::paired_releases(fa.model, site)
+            .into_iter()
+            .map(|c| c.span)
+            .collect()
+    } else {
+        site.releases
+            .iter()
+            .map(|&i| &fa.releases[i])
+            .filter(|rel| rel.func == site.func)
+            .map(|rel| rel.span)
+            .collect()
+    }
+}
+
+/// Every kind of block: the innermost one holding a statement.
+const ANY_BLOCK: &[GuardKind] = &[
+    GuardKind::Module,
+    GuardKind::Function,
+    GuardKind::Plain,
+    GuardKind::With,
+    GuardKind::Finally,
+    GuardKind::Defer,
+    GuardKind::Closure,
+];
+
+/// Another lock's release made just before `rel` in the same block of a
+/// `finally` (`finally { releaseFragment(); releaseStorageUnit(); }`): if it
+/// raises, `rel` never runs. One in its own `try` or branch is no such release.
+fn released_before(model: &FileModel, rel: Span, own: &[Span], all: &[Vec<Span>]) -> Option<Span> {
+    let block = model.enclosing(rel, ANY_BLOCK)?.id;
+    all.iter()
+        .flatten()
+        .filter(|r| r.end <= rel.start && !own.contains(r))
+        .filter(|r| {
+            model
+                .enclosing(**r, ANY_BLOCK)
+                .is_some_and(|b| b.id == block)
+        })
+        .max_by_key(|r| r.start)
+        .copied()
+}
+
 fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
     let model = fa.model;
-    for site in fa.locks() {
+    let all: Vec<Vec<Span>> = fa.locks().map(|s| release_spans(fa, s)).collect();
+    for (site, releases) in fa.locks().zip(&all) {
         if site.guarded {
             continue;
         }
@@ -273,27 +327,30 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
             }
             continue;
         }
-        // A wrapper's call is released through the object it locked with; a
-        // never-released wrapper lock is the wrapper's own business.
-        let releases: Vec<Span> = if site.via.is_some() {
-            wrapper::paired_releases(model, site)
-                .into_iter()
-                .map(|c| c.span)
-                .collect()
-        } else {
-            site.releases
-                .iter()
-                .map(|&i| &fa.releases[i])
-                .filter(|rel| rel.func == site.func)
-                .map(|rel| rel.span)
-                .collect()
-        };
         let names = acquisition_names(model, site);
-        for rel in releases {
+        for &rel in releases {
             if rel.start < site.span.end {
                 continue;
             }
-            if model.inside(rel, &[GuardKind::Finally, GuardKind::Defer])
+            if model.inside(rel, &[GuardKind::Finally]) {
+                if let Some(before) = released_before(model, rel, releases, &all) {
+                    let f = Finding::new(
+                        &RULE,
+                        rel,
+                        format!(
+                            "the release of lock {} is skipped when the release before it in the same block raises",
+                            site.key_display()
+                        ),
+                    )
+                    .site(site)
+                    .label(before, "if this raises, the next release never runs")
+                    .label(site.span, "acquired here")
+                    .help("give each release its own `try` / `finally` (nested, in reverse order of acquiring)");
+                    out.push(f);
+                }
+                continue;
+            }
+            if model.inside(rel, &[GuardKind::Defer])
                 || release_when_not_acquired(model, site, &names, rel)
             {
                 continue;

@@ -19,19 +19,22 @@ mod connection;
 mod decorators;
 mod inherit;
 mod objects;
+mod releases;
 mod shape;
 
 use super::{resolve, FileAnalysis, LockObject, LockSite, ObjectMethods, Ttl, Wait};
 use crate::catalog::Scope;
 use crate::lang::profile::profile;
 use crate::model::{
-    mentions, Call, CallId, Expr, FileModel, FuncId, Function, GuardKind, Language, Span,
+    mentions, CallId, Expr, FileModel, FuncId, Function, GuardKind, Language, Span,
 };
 use calls::{calls_wrapper, class_import};
 pub use calls::{distinctive, may_call, module_spellings};
 use classes::{constructed_as, forwards_arguments, released_by_another_method};
 pub use inherit::inherited;
 use objects::{switched_off, taken, Taken};
+pub use releases::paired_releases;
+use releases::{held_section, releases_receiver};
 use shape::{params_without_self, Shape};
 
 /// A function that acquires a lock for its callers.
@@ -99,89 +102,6 @@ impl Wrapper {
     /// caller) or the class it is inherited from (a subclass).
     pub fn words(&self) -> impl Iterator<Item = &String> {
         std::iter::once(&self.name).chain(self.base_class())
-    }
-}
-
-/// The calls after `call` in its function that release what it took through
-/// the same object (`this.countLock.acquire()` ... `this.countLock.release()`,
-/// `storage.lockFragment()` ... `storage.releaseFragment()`).
-fn receiver_releases<'m>(model: &'m FileModel, call: &'m Call) -> impl Iterator<Item = &'m Call> {
-    let recv = call.receiver.as_deref();
-    model.calls_in(call.func).filter(move |c| {
-        c.span.start > call.span.end
-            && recv.is_some_and(|recv| c.receiver.as_deref().is_some_and(|r| r.text == recv.text))
-            && resolve::words(&c.name)
-                .iter()
-                .any(|w| matches!(w.as_str(), "release" | "unlock"))
-            && !cleanup_before_raise(model, c)
-    })
-}
-
-/// Is `release` the cleanup of a failure: the next thing its function does
-/// is `raise` / `throw` (`except: self.release_resources(); raise`)? On
-/// success the lock is still held.
-fn cleanup_before_raise(model: &FileModel, release: &Call) -> bool {
-    let after = release.span.end;
-    let Some(next) = model
-        .exits_in(release.func)
-        .filter(|e| e.span.start >= after)
-        .min_by_key(|e| e.span.start)
-    else {
-        return false;
-    };
-    let between = |at: usize| at > after && at < next.span.start;
-    next.kind == crate::model::ExitKind::Raise
-        && !model.calls_in(release.func).any(|c| between(c.span.start))
-        && !model
-            .assigns_in(release.func)
-            .any(|a| between(a.span.start))
-        && !model
-            .conditionals_in(release.func)
-            .any(|c| between(c.stmt.start))
-}
-
-/// The calls that end what a wrapper call `site` holds (`storage.lockFragment()`
-/// ... `storage.releaseFragment()`, `Semaphore.lock(..)` ... `Semaphore.release(..)`):
-/// a wrapper's caller releases through the object it locked with, not
-/// through a key the file can pair.
-pub fn paired_releases<'m>(model: &'m FileModel, site: &LockSite) -> Vec<&'m Call> {
-    if site.via.is_none() || site.guarded {
-        return Vec::new();
-    }
-    // A release in a callback the section defines (`const release = async () =>
-    // { await Semaphore.release(mutex) }`) runs when that is called, not here.
-    let later = |c: &Call| {
-        model
-            .enclosing(c.span, &[GuardKind::Closure])
-            .is_some_and(|b| !b.span.contains(site.span))
-    };
-    receiver_releases(model, model.call(site.call))
-        .filter(|c| !later(c))
-        .collect()
-}
-
-/// Does `f` release what a wrapper call `site` took through the same object?
-/// Wrapper call sites pair no release of their own.
-fn releases_receiver(model: &FileModel, f: &Function, site: &LockSite) -> bool {
-    let call = model.call(site.call);
-    site.via.is_some() && call.func == Some(f.id) && receiver_releases(model, call).next().is_some()
-}
-
-/// The section a wrapper call holds its lock over when no body runs under
-/// it: up to the release through the same object, else to the end of the
-/// caller (`a.service.Lock(); defer a.service.Unlock(); ...`: a deferred
-/// release runs when the function returns).
-fn held_section(model: &FileModel, call: &Call) -> Span {
-    let release =
-        receiver_releases(model, call).find(|c| !model.inside(c.span, &[GuardKind::Defer]));
-    let end = match (release, call.func) {
-        (Some(release), _) => release.span.end,
-        (None, Some(f)) => model.functions[f].span.end,
-        (None, None) => call.span.end,
-    };
-    Span {
-        start: call.span.start,
-        end: end.max(call.span.end),
     }
 }
 

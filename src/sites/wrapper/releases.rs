@@ -1,0 +1,112 @@
+//! Where a wrapper's caller gives the lock back: the release through the
+//! same object it locked with, and the section that release ends.
+
+use super::resolve;
+use crate::model::{Call, FileModel, Function, GuardKind, Span};
+use crate::sites::LockSite;
+
+/// The calls after `call` in its function that release what it took through
+/// the same object (`this.countLock.acquire()` ... `this.countLock.release()`,
+/// `storage.lockFragment()` ... `storage.releaseFragment()`).
+fn receiver_releases<'m>(model: &'m FileModel, call: &'m Call) -> impl Iterator<Item = &'m Call> {
+    let recv = call.receiver.as_deref();
+    let releases = move || {
+        model.calls_in(call.func).filter(move |c| {
+            c.span.start > call.span.end
+                && recv
+                    .is_some_and(|recv| c.receiver.as_deref().is_some_and(|r| r.text == recv.text))
+                && resolve::words(&c.name)
+                    .iter()
+                    .any(|w| matches!(w.as_str(), "release" | "unlock"))
+                && !cleanup_before_raise(model, c)
+        })
+    };
+    // One object holding several locks (`storage.lockFragment()`,
+    // `storage.lockStorageUnit()`): each is released by the method named
+    // for the same thing (`releaseFragment()`), when there is one.
+    let named = lock_object(&call.name);
+    let by_name = !named.is_empty() && releases().any(|c| lock_object(&c.name) == named);
+    releases().filter(move |c| !by_name || lock_object(&c.name) == named)
+}
+
+/// What a lock or release method names besides the taking and giving back:
+/// `fragment` of `lockFragment` and `releaseFragment`; nothing for `unlock`.
+fn lock_object(name: &str) -> Vec<String> {
+    resolve::words(name)
+        .into_iter()
+        .filter(|w| {
+            !matches!(
+                w.as_str(),
+                "lock" | "unlock" | "release" | "acquire" | "try" | "obtain"
+            )
+        })
+        .collect()
+}
+
+/// Is `release` the cleanup of a failure: the next thing its function does
+/// is `raise` / `throw` (`except: self.release_resources(); raise`)? On
+/// success the lock is still held.
+fn cleanup_before_raise(model: &FileModel, release: &Call) -> bool {
+    let after = release.span.end;
+    let Some(next) = model
+        .exits_in(release.func)
+        .filter(|e| e.span.start >= after)
+        .min_by_key(|e| e.span.start)
+    else {
+        return false;
+    };
+    let between = |at: usize| at > after && at < next.span.start;
+    next.kind == crate::model::ExitKind::Raise
+        && !model.calls_in(release.func).any(|c| between(c.span.start))
+        && !model
+            .assigns_in(release.func)
+            .any(|a| between(a.span.start))
+        && !model
+            .conditionals_in(release.func)
+            .any(|c| between(c.stmt.start))
+}
+
+/// The calls that end what a wrapper call `site` holds (`storage.lockFragment()`
+/// ... `storage.releaseFragment()`, `Semaphore.lock(..)` ... `Semaphore.release(..)`):
+/// a wrapper's caller releases through the object it locked with, not
+/// through a key the file can pair.
+pub fn paired_releases<'m>(model: &'m FileModel, site: &LockSite) -> Vec<&'m Call> {
+    if site.via.is_none() || site.guarded {
+        return Vec::new();
+    }
+    // A release in a callback the section defines (`const release = async () =>
+    // { await Semaphore.release(mutex) }`) runs when that is called, not here.
+    let later = |c: &Call| {
+        model
+            .enclosing(c.span, &[GuardKind::Closure])
+            .is_some_and(|b| !b.span.contains(site.span))
+    };
+    receiver_releases(model, model.call(site.call))
+        .filter(|c| !later(c))
+        .collect()
+}
+
+/// Does `f` release what a wrapper call `site` took through the same object?
+/// Wrapper call sites pair no release of their own.
+pub(super) fn releases_receiver(model: &FileModel, f: &Function, site: &LockSite) -> bool {
+    let call = model.call(site.call);
+    site.via.is_some() && call.func == Some(f.id) && receiver_releases(model, call).next().is_some()
+}
+
+/// The section a wrapper call holds its lock over when no body runs under
+/// it: up to the release through the same object, else to the end of the
+/// caller (`a.service.Lock(); defer a.service.Unlock(); ...`: a deferred
+/// release runs when the function returns).
+pub(super) fn held_section(model: &FileModel, call: &Call) -> Span {
+    let release =
+        receiver_releases(model, call).find(|c| !model.inside(c.span, &[GuardKind::Defer]));
+    let end = match (release, call.func) {
+        (Some(release), _) => release.span.end,
+        (None, Some(f)) => model.functions[f].span.end,
+        (None, None) => call.span.end,
+    };
+    Span {
+        start: call.span.start,
+        end: end.max(call.span.end),
+    }
+}
