@@ -57,6 +57,10 @@ pub struct Profile {
     /// Functions and constants of the same package (folder) are visible
     /// without an import (Go).
     pub package_scope: bool,
+    /// A call passes exactly the parameters a signature without variadics
+    /// declares: no defaults, no overloads, no blocks passed to any method
+    /// (Rust, Go).
+    pub exact_arity: bool,
     /// Another class's or module's constants are written `Class.NAME` without
     /// an import (Java; Ruby's `Scripts::LOCK_SCRIPT`, which Bundler or an
     /// autoloader loads).
@@ -127,6 +131,7 @@ const C_STYLE: Profile = Profile {
     path_calls: false,
     method_references: true,
     package_scope: false,
+    exact_arity: false,
     qualified_constants: false,
     duration_names: &[],
     duration_calls: &[],
@@ -249,6 +254,7 @@ static GO: Profile = Profile {
     early_exits: &[ExitKind::Return],
     module_is_folder: true,
     package_scope: true,
+    exact_arity: true,
     constructor_prefix: Some("New"),
     duration_names: &[
         ("Nanosecond", 1e-6),
@@ -281,6 +287,7 @@ static RUST: Profile = Profile {
     embed_macro: Some("include_str!"),
     path_calls: true,
     method_references: false,
+    exact_arity: true,
     ..C_STYLE
 };
 

@@ -10,9 +10,11 @@ use std::collections::HashMap;
 
 mod handler;
 mod index;
+mod literals;
 
 pub use handler::Handler;
 pub use index::{AssignIndex, ByFunction};
+pub use literals::{falsy, NULL_WORDS, TRUE_WORDS};
 
 /// A byte range `[start, end)` into the file's text.
 #[derive(
@@ -357,15 +359,6 @@ pub struct Block {
     pub parent: Option<BlockId>,
 }
 
-/// Literal spellings, for text the model keeps unparsed (a parameter's default).
-pub const TRUE_WORDS: &[&str] = &["True", "true"];
-pub const NULL_WORDS: &[&str] = &["None", "nil", "null", "undefined"];
-
-/// Is `text` a literal that counts as false: `False` / `false` or a null?
-pub fn falsy(text: &str) -> bool {
-    ["False", "false"].contains(&text) || NULL_WORDS.contains(&text)
-}
-
 /// A function parameter, with its type annotation if it has one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Param {
@@ -384,6 +377,8 @@ pub struct Function {
     /// The first parameter is the method's receiver (Go `(q *Queries)`),
     /// which callers do not pass.
     pub receiver: bool,
+    /// The declared return type's text (`Result<Lock, LockError>`), if any.
+    pub returns: Option<String>,
     pub span: Span,
     pub body: BlockId,
 }

@@ -212,11 +212,7 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
             let Outcome::Parsed(_, defined, _) = &scanned.outcome else {
                 continue;
             };
-            let known = |w: &Wrapper| {
-                cx.wrappers
-                    .iter()
-                    .any(|k| k.path == w.path && k.name == w.name)
-            };
+            let known = |w: &Wrapper| cx.wrappers.iter().any(|k| k.same_as(w));
             fresh.extend(defined.iter().filter(|w| !known(w)).cloned());
             let path = &files[*i].path;
             cx.wrappers.retain(|old| &old.path != path);

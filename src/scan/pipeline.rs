@@ -232,7 +232,7 @@ pub(super) fn analyse_text(
         let again = wrapper::summarize(&analysis, &file.path, |at| index.line_col(at).0);
         own = again
             .iter()
-            .filter(|w| !defined.iter().any(|d| d.name == w.name))
+            .filter(|w| !defined.iter().any(|d| d.same_as(w)))
             .cloned()
             .collect();
         defined = again;

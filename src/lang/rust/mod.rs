@@ -149,6 +149,10 @@ impl Lowerer<'_> {
             name,
             params,
             receiver: false,
+            returns: match &sig.output {
+                syn::ReturnType::Type(_, ty) => Some(self.text_of(ty)),
+                syn::ReturnType::Default => None,
+            },
             span,
             body,
         });

@@ -395,6 +395,11 @@ impl<'a> Lowerer<'a> {
             name: qualified,
             params,
             receiver: receiver_type.is_some(),
+            // TS and Python `return_type`, Go `result`, Java's method `type`.
+            returns: ["return_type", "result", "type"]
+                .iter()
+                .find_map(|f| node.child_by_field_name(f))
+                .map(|t| self.text(t)),
             span: span(node),
             body,
         });

@@ -88,6 +88,22 @@ pub fn distinctive(w: &Wrapper) -> bool {
     w.class.is_some() && resolve::words(&w.name).len() >= 2 && !w.site.handed
 }
 
+/// Is `w` the one function of its file named so whose arity `call` has
+/// (`c.lock(resource, val, ttl)` beside `Mutex::lock()` and a two-argument
+/// `LockManager::lock`)? A call passing nothing is every mutex's.
+fn only_of_arity(model: &FileModel, call: &Call, w: &Wrapper) -> bool {
+    let n = call.args.len();
+    n > 0
+        && w.arity.is_some()
+        && model
+            .functions
+            .iter()
+            .filter(|f| simple_name(&f.name) == w.name)
+            .filter(|f| super::arity(f, model.language).is_none_or(|a| a == n))
+            .count()
+            == 1
+}
+
 /// A type or variable name reduced for comparison: `IMetaStorage` ->
 /// `metastorage`, `run_locker` -> `runlocker`, `RedisLockImpl` -> `redislock`.
 fn type_stem(name: &str) -> String {
@@ -380,6 +396,13 @@ pub(super) fn calls_wrapper(
     if call.name != w.name || model.language.catalog_language() != w.language {
         return None;
     }
+    let spread = call
+        .args
+        .iter()
+        .any(|a| a.value.text.starts_with(['*', '.']));
+    if w.arity.is_some_and(|n| n != call.args.len()) && !spread {
+        return None;
+    }
     let same_file = path == w.path;
     let receiver = call.receiver.as_deref().map(|r| r.text.as_str());
     match receiver {
@@ -514,9 +537,10 @@ pub(super) fn calls_wrapper(
                         !matches!(place, Place::Foreign) && w.bases.iter().any(|b| b == n)
                     })
                     .then_some(2);
-                by_name
-                    .max(by_base)
-                    .or_else(|| (untyped && distinctive(w)).then_some(1))
+                by_name.max(by_base).or_else(|| {
+                    (untyped && (distinctive(w) || same_file && only_of_arity(model, call, w)))
+                        .then_some(1)
+                })
             }
         }
     }

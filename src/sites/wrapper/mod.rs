@@ -84,6 +84,11 @@ pub struct Wrapper {
     /// called through the subclass's name from elsewhere.
     #[serde(default)]
     pub inherited: bool,
+    /// How many arguments a call passes, where the language fixes it (Rust,
+    /// Go; no variadic parameter): a call passing another number
+    /// (`nodes.lock()` beside `lock(resource, val, ttl)`) is not it.
+    #[serde(default)]
+    pub arity: Option<usize>,
     /// The acquisition inside, as a template for the callers' sites: resolved
     /// in the wrapper's own file, with nothing that indexes its model.
     pub site: LockSite,
@@ -96,6 +101,12 @@ impl Wrapper {
     /// `BaseMapperX` locks) would re-read the project for nothing new.
     pub fn base_class(&self) -> Option<&String> {
         self.class.as_ref().filter(|_| !self.inherited)
+    }
+
+    /// Is `other` this same method (file, class and name)? `Node::lock` and
+    /// `Quorum::lock` of one file are two wrappers.
+    pub fn same_as(&self, other: &Wrapper) -> bool {
+        self.path == other.path && self.name == other.name && self.class == other.class
     }
 
     /// The words a file that may use this wrapper holds: its name (a
@@ -119,7 +130,8 @@ fn ends_inside(fa: &FileAnalysis, f: &Function, site: &LockSite) -> bool {
 /// The wrappers a file defines.
 pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usize) -> Vec<Wrapper> {
     let mut out = Vec::new();
-    let mut named: HashSet<String> = HashSet::new();
+    // One wrapper per method: `Node::lock` and `Quorum::lock` are two.
+    let mut named: HashSet<(Option<&str>, String)> = HashSet::new();
     let mut shapes: HashMap<FuncId, Shape> = HashMap::new();
     for site in &fa.sites {
         let Some(func) = site.func else { continue };
@@ -135,15 +147,21 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
         }
         let (helper, guard, returns, kept) = shape.helper(fa, site);
         let (helper, guard) = (helper || factory.is_some(), guard || factory.is_some());
-        // Above a wrapper call, only a lock-named function, one running a
-        // callback under the lock, one that keeps the lock in its object, or
+        // Above a wrapper call, only a lock-named function, one declared to
+        // return a lock, one running a callback under the lock, one that keeps the lock in its object, or
         // one of the same name that hands the call on (a repository's
         // `PollJobs` returning its queries' `PollJobs`) is a helper: a
         // handler that returns a helper's result is the helper's caller, not
         // a helper itself.
         let delegates = site.via.is_some()
             && (fa.model.calls.get(site.call)).is_some_and(|c| c.name == simple_name(&f.name));
-        let helper = helper && (site.via.is_none() || shape.named || guard || kept || delegates);
+        let helper = helper
+            && (site.via.is_none()
+                || shape.named
+                || shape.returns_lock
+                || guard
+                || kept
+                || delegates);
         // `return sequelize.transaction(async t => { ..findOne({lock: true}).. })`:
         // the row lock ends with the transaction, inside; callers hold nothing.
         if !shape.named && !guard && ends_inside(fa, f, site) {
@@ -170,7 +188,7 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
         };
         let (helper, returns) = (helper || built, returns || built);
         let adds = guard || returns || keyed || held;
-        if !helper || !adds || !named.insert(name.clone()) {
+        if !helper || !adds || !named.insert((class_of(&f.name), name.clone())) {
             continue;
         }
         let handed_on = shape.handed_on(site);
@@ -199,7 +217,7 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
     for LockObject { site, methods } in &fa.objects {
         let Some(func) = site.func else { continue };
         let f = &fa.model.functions[func];
-        if named.insert(simple_name(&f.name).to_string()) {
+        if named.insert((class_of(&f.name), simple_name(&f.name).to_string())) {
             let shape = shapes.entry(func).or_insert_with(|| Shape::new(fa, f));
             out.push(Wrapper {
                 returns: true,
@@ -232,8 +250,22 @@ fn wrapper(fa: &FileAnalysis, path: &Path, f: &Function, site: &LockSite, line: 
         switch: None,
         off_by_default: false,
         inherited: false,
+        arity: arity(f, fa.model.language),
         site: template(site, fa.model),
     }
+}
+
+/// The number of arguments every call of `f` passes, if its signature fixes it.
+pub(super) fn arity(f: &Function, language: Language) -> Option<usize> {
+    let own = profile(language).self_params;
+    let params = f.params.iter().skip(usize::from(f.receiver));
+    let params: Vec<_> = params.filter(|p| !own.contains(&p.name.as_str())).collect();
+    let fixed = params.iter().all(|p| {
+        p.default.is_none()
+            && !p.name.starts_with(['*', '.', '&'])
+            && !p.ty.as_deref().is_some_and(|t| t.contains("..."))
+    });
+    (fixed && profile(language).exact_arity).then_some(params.len())
 }
 
 /// The bases of `class` declared in the project, which callers may hold an

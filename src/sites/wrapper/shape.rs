@@ -74,6 +74,9 @@ pub(super) struct Shape<'f> {
     /// A declaration without a body (a Java interface's `@Lock(..) Optional<T>
     /// findOneById(..);`): the query it stands for runs at its callers.
     declared: bool,
+    /// Declared to return a lock (`-> Result<Lock, LockError>`, `RLock
+    /// obtain(..)`): a type whose name ends in a lock word.
+    pub(super) returns_lock: bool,
 }
 
 impl<'f> Shape<'f> {
@@ -124,8 +127,24 @@ impl<'f> Shape<'f> {
                 .any(|w| w[0] == "for" && matches!(w[1].as_str(), "update" | "share"));
         let declared = profile(model.language).declared_types
             && (fa.text.get(f.span.start..f.span.end)).is_some_and(|t| t.trim_end().ends_with(';'));
+        let returns_lock = f.returns.as_deref().is_some_and(|ty| {
+            let lock = |name: &str| {
+                (resolve::words(name).pop()).is_some_and(|w| fa.catalog.lock_words.contains(&w))
+            };
+            // A one-letter prefix is the library's (Redisson's `RLock`).
+            let prefixed = |name: &str| {
+                let b = name.as_bytes();
+                b.len() > 2
+                    && b[0].is_ascii_uppercase()
+                    && b[1].is_ascii_uppercase()
+                    && lock(&name[1..])
+            };
+            ty.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .any(|name| lock(name) || prefixed(name))
+        });
         Shape {
             declared,
+            returns_lock,
             params,
             defaults,
             last_param_call,
@@ -183,6 +202,7 @@ impl<'f> Shape<'f> {
             .chain(site.handle.as_deref())
             .collect();
         let returns = self.declared
+            || self.returns_lock
             || self
                 .exits
                 .iter()
@@ -204,16 +224,20 @@ impl<'f> Shape<'f> {
     }
 
     /// Does the function raise when the try-acquire `site` (its result bound
-    /// to `direct`) is refused: a test of the result around a `throw` (`if
-    /// (affectedRow == 0) throw ..`), or the result handed to a function of
+    /// to `direct`) is refused: a test of the result or of the acquisition
+    /// itself around a `throw` (`if (affectedRow == 0) throw ..`, `if
+    /// (!lock.tryLock(..)) throw ..`), or the result handed to a function of
     /// this file that throws (`checkBatchResult(affectedRows, n)`)? Its callers
     /// then go on only as holders.
     fn raises_if_refused(&self, fa: &FileAnalysis, site: &LockSite, direct: &[&str]) -> bool {
         let model = fa.model;
         let reads = |text: &str| direct.iter().any(|n| mentions(text, n));
         let raise = |e: &Exit, within: Span| e.kind == ExitKind::Raise && within.contains(e.span);
-        let tested = (self.conditionals.iter())
-            .any(|c| reads(&c.text) && self.exits.iter().any(|e| raise(e, c.stmt)));
+        // `if (!lock.tryLock(..)) throw ..` tests the acquisition in place.
+        let tested = (self.conditionals.iter()).any(|c| {
+            (c.cond.contains(site.span) || !direct.is_empty() && reads(&c.text))
+                && self.exits.iter().any(|e| raise(e, c.stmt))
+        });
         let checked = || {
             (model.calls_in(site.func))
                 .filter(|c| {
@@ -222,7 +246,7 @@ impl<'f> Shape<'f> {
                 .filter_map(|c| model.function_named(&c.name))
                 .any(|g| (model.exits_in(Some(g.id))).any(|e| e.kind == ExitKind::Raise))
         };
-        site.try_acquire && !direct.is_empty() && (tested || checked())
+        site.try_acquire && (tested || !direct.is_empty() && checked())
     }
 
     /// A parameter that turns the lock off before it is taken (`if not
