@@ -390,6 +390,14 @@ fn skipping_path(
             .exits_in(site.func)
             .filter(|e| between(e.span))
             .filter(|e| language.early_exits.contains(&e.kind))
+            // A `break` leaves its loop: it skips only a release inside a
+            // block around it (the loop's body), not one after the loop.
+            .filter(|e| e.kind != ExitKind::Break || shares_block(model, e.span, rel))
+            // A `?` or `return` in a closure or `async { .. }` block leaves that block.
+            .filter(|e| {
+                (model.enclosing(e.span, &[GuardKind::Closure]))
+                    .is_none_or(|b| b.span.contains(rel))
+            })
             .filter(|e| !on_failure_path(model, site, names, e.span, rel))
             // `set_nx(..)?` / `.await?`: the `?` of the acquisition itself.
             .filter(|e| !e.propagates(acquired))
@@ -412,6 +420,17 @@ fn skipping_path(
             })
             .map(|c| (c.span, "this call raises")),
     }
+}
+
+/// Is there an ordinary block below the function's own body (a loop's or a
+/// branch's body) holding both?
+fn shares_block(model: &FileModel, a: Span, b: Span) -> bool {
+    let nested = |k: &crate::model::Block| {
+        (k.parent.and_then(|p| model.blocks.get(p))).is_some_and(|p| p.kind != GuardKind::Function)
+    };
+    (model.blocks.iter()).any(|k| {
+        k.kind == GuardKind::Plain && k.span.contains(a) && k.span.contains(b) && nested(k)
+    })
 }
 
 #[cfg(test)]

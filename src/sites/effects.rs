@@ -425,6 +425,15 @@ pub fn effect_of(
 pub fn of_section(fa: &FileAnalysis, site: &LockSite, writers: &Writers) -> Vec<Effect> {
     let tokens = token_names(fa, site);
     let claim_commit = claim_commit(fa.model, site);
+    // What the site's own release runs is giving the lock back, not work under it.
+    let released: Vec<Span> = (site.releases.iter())
+        .filter_map(|&i| fa.releases.get(i).map(|r| r.span))
+        .chain(
+            super::wrapper::paired_releases(fa.model, site)
+                .iter()
+                .map(|c| c.span),
+        )
+        .collect();
     section_calls(fa.model, site)
         .into_iter()
         .filter(|(call, _)| !claim_commit(call))
@@ -434,7 +443,10 @@ pub fn of_section(fa: &FileAnalysis, site: &LockSite, writers: &Writers) -> Vec<
                 if call.span.contains(site.span) {
                     return None;
                 }
-                let w = writers.reached(fa.model, call, site.held_over.or(site.func))?;
+                let Some(w) = writers.reached(fa.model, call, site.held_over.or(site.func)) else {
+                    let release = released.contains(&reached);
+                    return (!release).then(|| deeper(fa, site, call, reached, &tokens))?;
+                };
                 let fenced = call
                     .args
                     .iter()
@@ -443,6 +455,32 @@ pub fn of_section(fa: &FileAnalysis, site: &LockSite, writers: &Writers) -> Vec<
             })
         })
         .collect()
+}
+
+/// The strongest write of a same-file function that a function the section
+/// calls calls in turn (`order.lock(async () => recordPaypalCapture(..))`,
+/// whose `recordTransaction(..)` creates the transaction): one level past
+/// [`section_calls`], which follows the section's own calls.
+fn deeper(
+    fa: &FileAnalysis,
+    site: &LockSite,
+    call: &Call,
+    reached: Span,
+    tokens: &[String],
+) -> Option<Effect> {
+    let model = fa.model;
+    if reached == call.span || !on_own_object(model, call) {
+        return None;
+    }
+    let g = model.function_named(&call.name)?;
+    if Some(g.id) == site.func || g.span.contains(call.span) {
+        return None;
+    }
+    model
+        .calls_in(Some(g.id))
+        .filter_map(|c| effect_of(fa, c, reached, tokens))
+        .filter(|e| e.write && e.class.is_some())
+        .max_by_key(|e| (e.weight, std::cmp::Reverse(e.span.start)))
 }
 
 /// A row claim's own commit: `session.execute(claim)` then `session.flush()`

@@ -96,6 +96,12 @@ impl Edges for syn::ExprClosure {
     }
 }
 
+impl Edges for syn::ExprAsync {
+    fn edges(&self) -> (PmSpan, PmSpan) {
+        (self.async_token.span, self.block.brace_token.span.close())
+    }
+}
+
 impl Edges for syn::ExprMatch {
     fn edges(&self) -> (PmSpan, PmSpan) {
         (self.match_token.span, self.brace_token.span.close())
@@ -205,6 +211,7 @@ impl Edges for Expr {
             Expr::Call(c) => c.edges(),
             Expr::If(i) => i.edges(),
             Expr::Closure(c) => c.edges(),
+            Expr::Async(a) => a.edges(),
             Expr::Match(m) => m.edges(),
             Expr::While(w) => w.edges(),
             Expr::Return(r) => r.edges(),
@@ -228,7 +235,6 @@ impl Edges for Expr {
                 (start, b.block.brace_token.span.close())
             }
             Expr::Unsafe(u) => (u.unsafe_token.span, u.block.brace_token.span.close()),
-            Expr::Async(a) => (a.async_token.span, a.block.brace_token.span.close()),
             Expr::Loop(l) => {
                 let start = labelled(l.label.as_ref(), l.loop_token.span);
                 (start, l.body.brace_token.span.close())

@@ -203,6 +203,15 @@ impl<'ast> Visit<'ast> for Lowerer<'_> {
         });
     }
 
+    /// An `async { .. }` block is a future of its own: a `?` or `return` in
+    /// it ends the block, not the function.
+    fn visit_expr_async(&mut self, a: &'ast syn::ExprAsync) {
+        let span = span_of(a);
+        self.with_block(GuardKind::Closure, span, |lw| {
+            visit::visit_expr_async(lw, a)
+        });
+    }
+
     fn visit_block(&mut self, b: &'ast syn::Block) {
         let span = span_of(b);
         self.with_block(GuardKind::Plain, span, |lw| visit::visit_block(lw, b));

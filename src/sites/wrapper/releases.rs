@@ -8,25 +8,32 @@ use crate::sites::LockSite;
 /// The calls after `call` in its function that release what it took through
 /// the same object (`this.countLock.acquire()` ... `this.countLock.release()`,
 /// `storage.lockFragment()` ... `storage.releaseFragment()`).
-fn receiver_releases<'m>(model: &'m FileModel, call: &'m Call) -> impl Iterator<Item = &'m Call> {
+fn receiver_releases<'m>(model: &'m FileModel, call: &'m Call) -> Vec<&'m Call> {
     let recv = call.receiver.as_deref();
-    let releases = move || {
-        model.calls_in(call.func).filter(move |c| {
+    // One object holding several locks (`storage.lockFragment()`,
+    // `storage.lockStorageUnit()`): each is released by the method named
+    // for the same thing (`releaseFragment()`), when there is one.
+    let named = lock_object(&call.name);
+    let releases: Vec<&Call> = (model.calls_in(call.func))
+        .filter(|c| {
             c.span.start > call.span.end
-                && recv
-                    .is_some_and(|recv| c.receiver.as_deref().is_some_and(|r| r.text == recv.text))
+                && match (recv, c.receiver.as_deref()) {
+                    // `lockUser()` ... `releaseUser()`: the object itself,
+                    // when the two are named for the same thing.
+                    (None, None) => !named.is_empty() && lock_object(&c.name) == named,
+                    (Some(recv), Some(r)) => r.text == recv.text,
+                    _ => false,
+                }
                 && resolve::words(&c.name)
                     .iter()
                     .any(|w| matches!(w.as_str(), "release" | "unlock"))
                 && !cleanup_before_raise(model, c)
         })
-    };
-    // One object holding several locks (`storage.lockFragment()`,
-    // `storage.lockStorageUnit()`): each is released by the method named
-    // for the same thing (`releaseFragment()`), when there is one.
-    let named = lock_object(&call.name);
-    let by_name = !named.is_empty() && releases().any(|c| lock_object(&c.name) == named);
-    releases().filter(move |c| !by_name || lock_object(&c.name) == named)
+        .collect();
+    let by_name = !named.is_empty() && releases.iter().any(|c| lock_object(&c.name) == named);
+    (releases.into_iter())
+        .filter(|c| !by_name || lock_object(&c.name) == named)
+        .collect()
 }
 
 /// What a lock or release method names besides the taking and giving back:
@@ -82,6 +89,7 @@ pub fn paired_releases<'m>(model: &'m FileModel, site: &LockSite) -> Vec<&'m Cal
             .is_some_and(|b| !b.span.contains(site.span))
     };
     receiver_releases(model, model.call(site.call))
+        .into_iter()
         .filter(|c| !later(c))
         .collect()
 }
@@ -90,7 +98,7 @@ pub fn paired_releases<'m>(model: &'m FileModel, site: &LockSite) -> Vec<&'m Cal
 /// Wrapper call sites pair no release of their own.
 pub(super) fn releases_receiver(model: &FileModel, f: &Function, site: &LockSite) -> bool {
     let call = model.call(site.call);
-    site.via.is_some() && call.func == Some(f.id) && receiver_releases(model, call).next().is_some()
+    site.via.is_some() && call.func == Some(f.id) && !receiver_releases(model, call).is_empty()
 }
 
 /// The section a wrapper call holds its lock over when no body runs under
@@ -98,8 +106,8 @@ pub(super) fn releases_receiver(model: &FileModel, f: &Function, site: &LockSite
 /// caller (`a.service.Lock(); defer a.service.Unlock(); ...`: a deferred
 /// release runs when the function returns).
 pub(super) fn held_section(model: &FileModel, call: &Call) -> Span {
-    let release =
-        receiver_releases(model, call).find(|c| !model.inside(c.span, &[GuardKind::Defer]));
+    let release = (receiver_releases(model, call).into_iter())
+        .find(|c| !model.inside(c.span, &[GuardKind::Defer]));
     let end = match (release, call.func) {
         (Some(release), _) => release.span.end,
         (None, Some(f)) => model.functions[f].span.end,
