@@ -476,9 +476,18 @@ fn deeper(
     if Some(g.id) == site.func || g.span.contains(call.span) {
         return None;
     }
-    model
-        .calls_in(Some(g.id))
-        .filter_map(|c| effect_of(fa, c, reached, tokens))
+    strongest_write(
+        model
+            .calls_in(Some(g.id))
+            .filter_map(|c| effect_of(fa, c, reached, tokens)),
+    )
+}
+
+/// The classifying write that weighs most (the first of equals). Writes
+/// only: a helper that fills a cache (`getFxRate` -> `cache.set`) does not
+/// make its caller's section cache work.
+pub fn strongest_write(effects: impl Iterator<Item = Effect>) -> Option<Effect> {
+    effects
         .filter(|e| e.write && e.class.is_some())
         .max_by_key(|e| (e.weight, std::cmp::Reverse(e.span.start)))
 }

@@ -53,19 +53,12 @@ pub fn split_name(model: &FileModel, f: FuncId) -> (&str, Option<&str>) {
 /// on the object itself). Each body is looked at once: linear in the file.
 pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usize) -> Vec<Writer> {
     let model = fa.model;
-    // Writes only: a helper that fills a cache (`getFxRate` -> `cache.set`)
-    // does not make its caller's section cache work.
-    let strongest = |effects: &mut dyn Iterator<Item = Effect>| {
-        effects
-            .filter(|e| e.write && e.class.is_some())
-            .max_by_key(|e| (e.weight, std::cmp::Reverse(e.span.start)))
-    };
     let direct: Vec<Option<Effect>> = model
         .functions
         .iter()
         .map(|f| {
-            strongest(
-                &mut model
+            effects::strongest_write(
+                model
                     .calls_in(Some(f.id))
                     .filter_map(|c| effects::effect_of(fa, c, c.span, &[])),
             )
@@ -83,7 +76,8 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
             .filter_map(|c| model.function_named(&c.name))
             .filter(|g| g.id != f.id)
             .filter_map(|g| direct[g.id].clone());
-        let Some(e) = strongest(&mut direct[f.id].clone().into_iter().chain(called)) else {
+        let Some(e) = effects::strongest_write(direct[f.id].clone().into_iter().chain(called))
+        else {
             continue;
         };
         out.push(Writer {

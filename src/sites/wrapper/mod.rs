@@ -35,7 +35,7 @@ pub use inherit::inherited;
 use objects::{switched_off, taken, Taken};
 pub use releases::paired_releases;
 use releases::{held_section, releases_receiver};
-use shape::{params_without_self, Shape};
+use shape::{params_without_self, passed_params, Shape};
 
 /// A function that acquires a lock for its callers.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -148,8 +148,8 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
         let (helper, guard, returns, kept) = shape.helper(fa, site);
         let (helper, guard) = (helper || factory.is_some(), guard || factory.is_some());
         // Above a wrapper call, only a lock-named function, one declared to
-        // return a lock, one running a callback under the lock, one that keeps the lock in its object, or
-        // one of the same name that hands the call on (a repository's
+        // return a lock, one running a callback under the lock, one that
+        // keeps the lock in its object, or one of the same name that hands the call on (a repository's
         // `PollJobs` returning its queries' `PollJobs`) is a helper: a
         // handler that returns a helper's result is the helper's caller, not
         // a helper itself.
@@ -257,9 +257,7 @@ fn wrapper(fa: &FileAnalysis, path: &Path, f: &Function, site: &LockSite, line: 
 
 /// The number of arguments every call of `f` passes, if its signature fixes it.
 pub(super) fn arity(f: &Function, language: Language) -> Option<usize> {
-    let own = profile(language).self_params;
-    let params = f.params.iter().skip(usize::from(f.receiver));
-    let params: Vec<_> = params.filter(|p| !own.contains(&p.name.as_str())).collect();
+    let params: Vec<_> = passed_params(f, language).collect();
     let fixed = params.iter().all(|p| {
         p.default.is_none()
             && !p.name.starts_with(['*', '.', '&'])

@@ -4,18 +4,21 @@
 use super::simple_name;
 use crate::lang::profile::profile;
 use crate::model::{
-    falsy, mentions, Conditional, Exit, ExitKind, Function, Language, Span, NULL_WORDS, TRUE_WORDS,
+    falsy, mentions, Conditional, Exit, ExitKind, Function, Language, Param, Span, NULL_WORDS,
+    TRUE_WORDS,
 };
 use crate::sites::{resolve, FileAnalysis, LockSite};
 
 /// The parameters a caller passes (not `self` / `cls`).
-pub(super) fn params_without_self(f: &Function, language: Language) -> Vec<&str> {
+pub(super) fn passed_params(f: &Function, language: Language) -> impl Iterator<Item = &Param> {
     let own = profile(language).self_params;
-    f.params
-        .iter()
-        .skip(usize::from(f.receiver))
+    (f.params.iter().skip(usize::from(f.receiver))).filter(|p| !own.contains(&p.name.as_str()))
+}
+
+/// The names of the parameters a caller passes.
+pub(super) fn params_without_self(f: &Function, language: Language) -> Vec<&str> {
+    passed_params(f, language)
         .map(|p| p.name.as_str())
-        .filter(|n| !own.contains(n))
         .collect()
 }
 
