@@ -126,19 +126,21 @@ impl Lowerer<'_> {
         let params = sig
             .inputs
             .iter()
-            .filter_map(|arg| match arg {
-                syn::FnArg::Receiver(_) => Some(Param {
+            .map(|arg| match arg {
+                syn::FnArg::Receiver(_) => Param {
                     name: "self".into(),
                     ty: None,
                     default: None,
-                }),
-                syn::FnArg::Typed(pt) => match &*pt.pat {
-                    syn::Pat::Ident(pi) => Some(Param {
-                        name: pi.ident.to_string(),
-                        ty: Some(self.text_of(&pt.ty)),
-                        default: None,
-                    }),
-                    _ => None,
+                },
+                // A pattern (`_`, `(a, b)`) is named by its text: callers
+                // still pass an argument for it.
+                syn::FnArg::Typed(pt) => Param {
+                    name: match &*pt.pat {
+                        syn::Pat::Ident(pi) => pi.ident.to_string(),
+                        other => self.text_of(other),
+                    },
+                    ty: Some(self.text_of(&pt.ty)),
+                    default: None,
                 },
             })
             .collect();

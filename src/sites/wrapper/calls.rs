@@ -396,11 +396,9 @@ pub(super) fn calls_wrapper(
     if call.name != w.name || model.language.catalog_language() != w.language {
         return None;
     }
-    let spread = call
-        .args
-        .iter()
-        .any(|a| a.value.text.starts_with(['*', '.']));
-    if w.arity.is_some_and(|n| n != call.args.len()) && !spread {
+    // (A Go call spreading a slice, `f(keys...)`, reaches only a variadic
+    // function, which has no fixed arity.)
+    if w.arity.is_some_and(|n| n != call.args.len()) {
         return None;
     }
     let same_file = path == w.path;

@@ -255,15 +255,12 @@ fn wrapper(fa: &FileAnalysis, path: &Path, f: &Function, site: &LockSite, line: 
     }
 }
 
-/// The number of arguments every call of `f` passes, if its signature fixes it.
+/// The number of arguments every call of `f` passes, if its language fixes
+/// it and it has no variadic parameter (Go's `args ...string`).
 pub(super) fn arity(f: &Function, language: Language) -> Option<usize> {
     let params: Vec<_> = passed_params(f, language).collect();
-    let fixed = params.iter().all(|p| {
-        p.default.is_none()
-            && !p.name.starts_with(['*', '.', '&'])
-            && !p.ty.as_deref().is_some_and(|t| t.contains("..."))
-    });
-    (fixed && profile(language).exact_arity).then_some(params.len())
+    let variadic = (params.iter()).any(|p| p.ty.as_deref().is_some_and(|t| t.contains("...")));
+    (profile(language).exact_arity && !variadic).then_some(params.len())
 }
 
 /// The bases of `class` declared in the project, which callers may hold an
