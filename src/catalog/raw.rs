@@ -529,6 +529,11 @@ pub struct RawAcquireMethod {
     /// attempt gives up: a try-acquire only then (redis-py `acquire()`).
     #[serde(default)]
     pub try_when_bounded: bool,
+    /// Only calls whose argument at this position is empty (`""`, its bytes,
+    /// null): a compare-and-set from free to an owner is a claim (Curator
+    /// `DistributedAtomicValue.compareAndSet("".getBytes(), id)`); from
+    /// any other value it is an update of data.
+    pub expects_free: Option<usize>,
 }
 
 /// What kind of effect a call in a critical section has (shown in evidence).

@@ -65,11 +65,24 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
             ),
         )
         .site(site);
+        if let Some(help) = expiry_help(&site.backend) {
+            f = f.help(help);
+        }
         if let Some(k) = &site.key {
             f = f.label(k.span, "lock key: stays forever if the holder dies");
         }
         out.push(f.fix(add_expiry(fa, site)));
     }
+}
+
+/// How a lock of another store than Redis gets an expiry.
+fn expiry_help(backend: &str) -> Option<&'static str> {
+    Some(match backend {
+        "zookeeper" => "hold the lock in an ephemeral znode, which ZooKeeper deletes when the holder's session ends (Curator `InterProcessMutex`)",
+        "etcd" => "attach the lock's key to a lease the holder keeps alive (etcd `concurrency.NewSession` / `Lease.Grant`)",
+        "postgres" | "mysql" | "database" => "write an expiry with the claim (`locked_until = now() + interval '5 minutes'`) and let a claimant take over a row whose expiry has passed",
+        _ => return None,
+    })
 }
 
 /// The acquisition rebuilt by the library's `expiry` template: only a plain

@@ -71,6 +71,10 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
             format!("lock {key} is released {how}: it can delete another holder's lock"),
         );
         f = f.evidence(rel.lock_evidence.clone());
+        let backend = fa.catalog.library(&rel.library).map(|l| l.backend.as_str());
+        if backend.is_some_and(|b| b != "redis") {
+            f = f.help("compare the owner in the release itself: a compare-and-set from your own id, a delete conditioned on the version or revision you were granted, or `UPDATE .. SET owner = NULL WHERE id = $1 AND owner = $2`");
+        }
         if let Some(site) = rel.site.map(|i| &fa.sites[i]) {
             f = f.site(site).label(site.span, "acquired here");
         }

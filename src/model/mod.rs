@@ -14,7 +14,7 @@ mod literals;
 
 pub use handler::Handler;
 pub use index::{AssignIndex, ByFunction};
-pub use literals::{falsy, NULL_WORDS, TRUE_WORDS};
+pub use literals::{empty_value, falsy, NULL_WORDS, TRUE_WORDS};
 
 /// A byte range `[start, end)` into the file's text.
 #[derive(

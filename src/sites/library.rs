@@ -265,9 +265,12 @@ fn object_methods(spec: &LockSpec) -> ObjectMethods {
 }
 
 pub(super) fn acquire_method<'s>(spec: &'s LockSpec, c: &Call) -> Option<&'s AcquireMethod> {
-    spec.acquire_methods
-        .iter()
-        .find(|m| m.method == c.name && m.arity.is_none_or(|a| a == c.args.len()))
+    spec.acquire_methods.iter().find(|m| {
+        m.method == c.name
+            && m.arity.is_none_or(|a| a == c.args.len())
+            && m.expects_free
+                .is_none_or(|pos| c.positional(pos).is_some_and(crate::model::empty_value))
+    })
 }
 
 /// Where a query built with a row-lock method (`.with_for_update()`,
