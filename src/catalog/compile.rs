@@ -103,6 +103,8 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 insert_methods: q.insert_methods.clone(),
                 unique_errors: q.unique_errors.clone(),
                 delete_methods: q.delete_methods.clone(),
+                mark_methods: q.mark_methods.clone(),
+                mark_claimants: lowercase(&q.mark_claimants),
                 releases: q.releases.clone(),
                 role: q.role,
                 scope: q.scope,

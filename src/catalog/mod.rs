@@ -116,6 +116,10 @@ pub struct SqlLock {
     pub insert_methods: Vec<String>,
     pub unique_errors: Vec<String>,
     pub delete_methods: Vec<String>,
+    /// ORM writes that mark a locked row claimed (or clear the mark).
+    pub mark_methods: Vec<String>,
+    /// Claimant stems (lowercase) a mark writes.
+    pub mark_claimants: Vec<String>,
     /// For a release, the ids of the acquisitions it ends (empty: any).
     pub releases: Vec<String>,
     pub role: SqlRole,

@@ -165,6 +165,18 @@ pub struct RawSql {
     /// Calls that delete a claimed row (`destroy`, `delete`): its release.
     #[serde(default)]
     pub delete_methods: Vec<String>,
+    /// ORM calls that write a row (`update`, `update!`, `save`): with a row
+    /// claim, such a call that sets a claimant column (not to null or false)
+    /// on a row its transaction holds locked marks the row claimed, and the
+    /// claim outlives the row lock (`findByPk(id, {lock: true})` then
+    /// `update({lockedAt: new Date()})`); one that clears it is its release.
+    #[serde(default)]
+    pub mark_methods: Vec<String>,
+    /// The claimant stems a mark must use (`lock`, `claim`): a narrower list
+    /// than `claimants`, because a locked row's `owner` or `holder` is as often
+    /// its data (an account's owner) as who processes it.
+    #[serde(default)]
+    pub mark_claimants: Vec<String>,
     /// For a release: the ids of the acquisitions it ends (`UNLOCK TABLES`
     /// ends `LOCK TABLES`, not `GET_LOCK`); empty, any session lock.
     #[serde(default)]

@@ -436,7 +436,7 @@ pub fn of_section(fa: &FileAnalysis, site: &LockSite, writers: &Writers) -> Vec<
         .collect();
     section_calls(fa.model, site)
         .into_iter()
-        .filter(|(call, _)| !claim_commit(call))
+        .filter(|(call, _)| !claim_commit(call) && site.mark != Some(call.span))
         .filter_map(|(call, reached)| {
             effect_of(fa, call, reached, &tokens).or_else(|| {
                 // A block form's own acquiring call is the lock, not work under it.

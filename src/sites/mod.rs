@@ -18,6 +18,7 @@ pub mod library;
 pub mod lifecycle;
 mod lock_durations;
 pub mod lua;
+mod marked_claim;
 pub mod near_miss;
 mod orm_claim;
 pub mod receiver;
@@ -250,6 +251,7 @@ pub fn analyze<'m>(
     sql_builders::analyze(model, text, catalog, &sites, &mut objects);
     orm_claim::analyze(model, catalog, &next, &mut sites);
     unique_claim::analyze(model, catalog, &mut sites, &mut releases);
+    marked_claim::analyze(model, catalog, &mut sites, &mut releases);
     // The sites by key, in order: a release pairs with the first that fits.
     let mut by_key: HashMap<String, Vec<usize>> = HashMap::new();
     // And by the same-file helper that builds their key, for a release whose

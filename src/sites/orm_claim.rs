@@ -128,7 +128,7 @@ fn claimed(
 
 /// The columns a call sets: keyword arguments (`update_all(locked_by: me)`,
 /// `values(reservation=tag)`) and the entries of a map argument or of its `data`.
-fn assignments(call: &Call) -> Vec<(String, &Expr)> {
+pub(super) fn assignments(call: &Call) -> Vec<(String, &Expr)> {
     let mut out = Vec::new();
     for a in &call.args {
         match (&a.name, &a.value.peel().kind) {

@@ -176,6 +176,10 @@ pub struct LockSite {
     /// lock by calling this method, which is therefore its lock helper.
     #[serde(default)]
     pub handed: bool,
+    /// The write that marks a locked row claimed (`update({lockedAt: ..})`):
+    /// part of the acquisition, not work under the claim.
+    #[serde(default)]
+    pub mark: Option<Span>,
 }
 
 /// Where a lock site comes from.
@@ -247,6 +251,7 @@ impl LockSite {
             statement_writes: false,
             statement_claims: false,
             handed: false,
+            mark: None,
         }
     }
 }

@@ -132,7 +132,7 @@ pub(super) fn claimant_pair<'c>(
 
 /// Does the (uppercase) condition compare column `col` (`PICKED = ?`,
 /// `T.PICKED=FALSE`), not a longer name ending in it?
-fn tests_column(condition: &str, col: &str) -> bool {
+pub(super) fn tests_column(condition: &str, col: &str) -> bool {
     let col = col.to_ascii_uppercase();
     condition.match_indices(&col).any(|(i, _)| {
         let before = condition[..i].chars().next_back();
