@@ -8,7 +8,11 @@ declare_rule! {
     /// `Lock` without `blocking_timeout`, python-redis-lock `acquire()`
     /// without `timeout`, Redisson `lock()`, Curator `acquire()`, etcd
     /// `Lock(ctx)`, `pg_advisory_lock` in a file that never sets
-    /// `lock_timeout`.
+    /// `lock_timeout`. A call of an in-house wrapper whose wait bound is its
+    /// own parameter defaulting to none (`def wait_for(self, key,
+    /// timeout=None): .. lock.acquire(blocking_timeout=timeout)`) that
+    /// leaves it out is flagged at that call; a wrapper handing its own
+    /// `timeout=None` on leaves the choice to its callers.
     ///
     /// ## Why it breaks
     /// When the holder is stuck (or the lock never expires), every waiter
@@ -45,8 +49,9 @@ declare_rule! {
 
 fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
     for site in fa.locks() {
-        // A wrapper's call: the acquisition is checked once, inside the wrapper.
-        if site.via.is_some() {
+        // A wrapper's call: the acquisition is checked once, inside the
+        // wrapper, unless this call left out the wrapper's wait bound.
+        if site.via.is_some() && !site.wait_at_call {
             continue;
         }
         if !matches!(site.wait, Wait::Forever) {

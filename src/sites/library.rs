@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use super::command::{chain_end, match_api, match_subclass};
 use super::grant;
-use super::lock_durations::{as_of, ttl_of, wait_of};
+use super::lock_durations::{as_of, null_wait_param, ttl_of, wait_of};
 use super::slots::slot_values;
 use super::{resolve, LockObject, LockSite, ObjectMethods, Release, SiteKind, Wait};
 use crate::catalog::{AcquireMethod, Acquires, ApiKind, Catalog, Library, LockSpec};
@@ -207,6 +207,7 @@ impl Ctx<'_> {
                 || method.is_some_and(|m| m.try_acquire)
                 || (method.is_some_and(|m| m.try_when_bounded)
                     && matches!(wait, Wait::NoWait | Wait::Given(_) | Wait::Default(_))),
+            wait_param: null_wait_param(self.model, spec, factory, acquire, method),
             wait,
             redlock: self.spec.redlock,
             fencing: self.spec.fencing.clone(),

@@ -49,7 +49,7 @@ fn duration_arg(
 /// reassigned before the call (`blocking_timeout=acquire_timeout` with
 /// `acquire_timeout=None`): a caller that omits it passes nothing, and the
 /// library's default applies.
-fn null_parameter(model: &FileModel, call: &Call, value: &Expr) -> bool {
+pub(super) fn null_parameter(model: &FileModel, call: &Call, value: &Expr) -> bool {
     let (Some(name), Some(f)) = (value.peel().as_name(), call.func) else {
         return false;
     };
@@ -58,6 +58,29 @@ fn null_parameter(model: &FileModel, call: &Call, value: &Expr) -> bool {
             && p.default
                 .as_deref()
                 .is_some_and(|d| NULL_WORDS.contains(&d.trim()))
+    })
+}
+
+/// The parameter of the calling function that the wait bound is given as
+/// and that defaults to null (`blocking_timeout=timeout` in `def
+/// wait_for_lock(self, key, timeout=None)`): the library's default wait
+/// applies only because a caller may leave it out.
+pub(super) fn null_wait_param(
+    model: &FileModel,
+    spec: &LockSpec,
+    factory: &Call,
+    acquire: &Call,
+    method: Option<&AcquireMethod>,
+) -> Option<String> {
+    let slots = [
+        (method.and_then(|m| m.wait.as_ref()), acquire),
+        (spec.wait.as_ref(), factory),
+    ];
+    slots.into_iter().find_map(|(slot, call)| {
+        let given = slot_of(model, call, slot?.pos, slot?.kw.as_ref())?;
+        let value = resolve::resolve(model, &given, call.func);
+        let name = value.peel().as_name()?;
+        null_parameter(model, call, value).then(|| name.to_string())
     })
 }
 

@@ -180,6 +180,16 @@ pub struct LockSite {
     /// part of the acquisition, not work under the claim.
     #[serde(default)]
     pub mark: Option<Span>,
+    /// The enclosing function's parameter the wait bound is given as, when
+    /// it defaults to null (`timeout=None`): the wait is the library's
+    /// default because the parameter was left out, which a wrapper's caller
+    /// decides.
+    #[serde(default)]
+    pub wait_param: Option<String>,
+    /// The wait was decided at this wrapper call (its wait parameter left
+    /// out or null), not inside the wrapper: LA105 is this call's.
+    #[serde(default)]
+    pub wait_at_call: bool,
 }
 
 /// Where a lock site comes from.
@@ -252,6 +262,8 @@ impl LockSite {
             statement_claims: false,
             handed: false,
             mark: None,
+            wait_param: None,
+            wait_at_call: false,
         }
     }
 }

@@ -22,11 +22,12 @@ mod objects;
 mod releases;
 mod shape;
 
+use super::lock_durations::null_parameter;
 use super::{resolve, FileAnalysis, LockObject, LockSite, ObjectMethods, Ttl, Wait};
 use crate::catalog::Scope;
 use crate::lang::profile::profile;
 use crate::model::{
-    mentions, CallId, Expr, FileModel, FuncId, Function, GuardKind, Language, Span,
+    mentions, CallId, Expr, ExprKind, FileModel, FuncId, Function, GuardKind, Language, Span,
 };
 use calls::{calls_wrapper, class_import};
 pub use calls::{distinctive, may_call, module_spellings};
@@ -89,6 +90,11 @@ pub struct Wrapper {
     /// (`nodes.lock()` beside `lock(resource, val, ttl)`) is not it.
     #[serde(default)]
     pub arity: Option<usize>,
+    /// The parameter the wait bound is passed in (index among those a caller
+    /// passes, name) when it defaults to null (`timeout=None`): a call that
+    /// leaves it out waits as the library does with no bound.
+    #[serde(default)]
+    pub wait_param: Option<(usize, String)>,
     /// The acquisition inside, as a template for the callers' sites: resolved
     /// in the wrapper's own file, with nothing that indexes its model.
     pub site: LockSite,
@@ -251,6 +257,7 @@ fn wrapper(fa: &FileAnalysis, path: &Path, f: &Function, site: &LockSite, line: 
         off_by_default: false,
         inherited: false,
         arity: arity(f, fa.model.language),
+        wait_param: wait_param(f, fa.model.language, site),
         site: template(site, fa.model),
     }
 }
@@ -287,6 +294,16 @@ fn project_bases(model: &FileModel, path: &Path, class: Option<&str>) -> Vec<Str
         })
     };
     bases.iter().filter(|b| declared_here(b)).cloned().collect()
+}
+
+/// The parameter of `f` (index among those a caller passes, name) that
+/// `site`'s wait bound is, when it defaults to null.
+fn wait_param(f: &Function, language: Language, site: &LockSite) -> Option<(usize, String)> {
+    let name = site.wait_param.as_deref()?;
+    passed_params(f, language)
+        .enumerate()
+        .find(|(_, p)| p.name == name)
+        .map(|(i, p)| (i, p.name.clone()))
 }
 
 /// Which of `f`'s parameters (index among those a caller passes, name) the
@@ -443,6 +460,29 @@ pub fn sites_for_calls(
             })
             .map(|b| b.span);
         let mut site = w.site.clone();
+        // The wrapper's wait bound, a parameter defaulting to null: this
+        // call bounds the wait, leaves that to its own caller, or leaves it out.
+        site.wait_param = None;
+        if let Some((i, name)) = &w.wait_param {
+            let given = call.keyword(name).or_else(|| call.positional(*i));
+            let value = given.map(|g| resolve::resolve(model, g, call.func));
+            let handed_on = value
+                .filter(|v| null_parameter(model, call, v))
+                .and_then(|v| v.peel().as_name());
+            match value {
+                Some(v) if handed_on.is_none() && !matches!(v.peel().kind, ExprKind::Null) => {
+                    site.wait = Wait::Given(v.clone());
+                }
+                _ if handed_on.is_some() => site.wait_param = handed_on.map(str::to_string),
+                _ => {
+                    site.wait_at_call = true;
+                    site.evidence.push(format!(
+                        "leaves out `{name}` of `{}`, which then waits with no bound",
+                        w.name
+                    ));
+                }
+            }
+        }
         site.evidence.insert(
             0,
             format!(
