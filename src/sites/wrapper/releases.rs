@@ -106,8 +106,15 @@ pub(super) fn releases_receiver(model: &FileModel, f: &Function, site: &LockSite
 /// caller (`a.service.Lock(); defer a.service.Unlock(); ...`: a deferred
 /// release runs when the function returns).
 pub(super) fn held_section(model: &FileModel, call: &Call) -> Span {
+    // A release in a closure the function keeps for later (`const release =
+    // async () => Semaphore.release(mutex)`) ends nothing where it is written.
+    let kept = |c: &Call| {
+        (model.blocks.iter()).any(|b| {
+            b.kind == GuardKind::Closure && b.span.contains(c.span) && !b.span.contains(call.span)
+        })
+    };
     let release = (receiver_releases(model, call).into_iter())
-        .find(|c| !model.inside(c.span, &[GuardKind::Defer]));
+        .find(|c| !model.inside(c.span, &[GuardKind::Defer]) && !kept(c));
     let end = match (release, call.func) {
         (Some(release), _) => release.span.end,
         (None, Some(f)) => model.functions[f].span.end,
