@@ -152,7 +152,8 @@ fn matches_effect(model: &FileModel, call: &Call, e: &RawEffect) -> bool {
         !e.method_verbs.is_empty() && {
             let words = resolve::words(&call.name);
             let noun = words.last().is_some_and(|w| e.except_nouns.contains(w));
-            words.len() == 1 && e.method_verbs.contains(&call.name)
+            // Go exports its methods capitalised: `kv.Put(..)` is `put`.
+            words.len() == 1 && e.method_verbs.contains(&words[0])
                 || words.len() >= 2 && e.method_verbs.contains(&words[0]) && !noun
         }
     };
