@@ -9,6 +9,7 @@ pub mod duration_text;
 mod gates;
 pub mod raw;
 mod raw_durations;
+mod raw_sql;
 mod raw_words;
 
 use std::collections::{BTreeMap, HashMap};
