@@ -95,22 +95,19 @@ fn marked<'m>(
             })?;
             Some((c, set.0, set.1))
         })?;
-    let tested = model.conditionals_in(site.func).any(|t| {
-        after(t.cond.start) && t.cond.end <= mark.span.start && words_claim(&t.text, claim)
-    });
+    let tested = model
+        .conditionals_in(site.func)
+        .any(|t| after(t.cond.start) && t.cond.end <= mark.span.start && claimant(&t.text));
     tested.then_some((mark, col, value))
 }
 
-/// Does a column name claim (`lockedAt`, `is_locked`, `reserved_by`)? Its
-/// words, camel case split, against the mark's stems.
+/// Does a column name (or a condition's text) name a claim (`lockedAt`,
+/// `is_locked`, `reserved_by`)? Its words, camel case split, against the
+/// mark's stems.
 fn mark_column(col: &str, stems: &[String]) -> bool {
     resolve::words(col)
         .iter()
         .any(|w| claimant_column(w, stems))
-}
-
-fn words_claim(text: &str, claim: &SqlLock) -> bool {
-    mark_column(text, &claim.mark_claimants)
 }
 
 /// The write after `mark` in the function around the transaction that clears
