@@ -152,9 +152,8 @@ fn matches_effect(model: &FileModel, call: &Call, e: &RawEffect) -> bool {
         !e.method_verbs.is_empty() && {
             let words = resolve::words(&call.name);
             let noun = words.last().is_some_and(|w| e.except_nouns.contains(w));
-            // Go exports its methods capitalised: `kv.Put(..)` is `put`.
-            words.len() == 1 && e.method_verbs.contains(&words[0])
-                || words.len() >= 2 && e.method_verbs.contains(&words[0]) && !noun
+            // Words are lower case: Go's exported `kv.Put(..)` is `put`.
+            words.first().is_some_and(|w| e.method_verbs.contains(w)) && !noun
         }
     };
     // An element of a collection (`db_data['trust'].remove(x)`) is no store client.
@@ -437,7 +436,7 @@ pub fn of_section(fa: &FileAnalysis, site: &LockSite, writers: &Writers) -> Vec<
         .collect();
     section_calls(fa.model, site)
         .into_iter()
-        .filter(|(call, _)| !claim_commit(call) && site.mark != Some(call.span))
+        .filter(|(call, _)| !claim_commit(call))
         .filter_map(|(call, reached)| {
             effect_of(fa, call, reached, &tokens).or_else(|| {
                 // A block form's own acquiring call is the lock, not work under it.
@@ -493,17 +492,21 @@ pub fn strongest_write(effects: impl Iterator<Item = Effect>) -> Option<Effect> 
         .max_by_key(|e| (e.weight, std::cmp::Reverse(e.span.start)))
 }
 
-/// A row claim's own commit: `session.execute(claim)` then `session.flush()`
-/// (or `conn.commit()`), a call with no arguments on the claim's receiver,
-/// writes the claim, not work under it.
+/// A row claim's own writes, not work under it: its commit (`session.execute(
+/// claim)` then `session.flush()` or `conn.commit()`, a call with no arguments
+/// on the claim's receiver), and the mark a row lock's transaction writes
+/// (`update({lockedAt: ..})`).
 fn claim_commit<'a>(model: &'a FileModel, site: &LockSite) -> impl Fn(&Call) -> bool + 'a {
     let claimed_on = (matches!(site.ttl, Ttl::Scoped(Scope::Row)) && site.via.is_none())
         .then(|| model.call(site.call).receiver.as_deref())
         .flatten()
         .map(|r| r.text.as_str());
+    let mark = site.mark;
     move |call: &Call| {
-        call.args.is_empty()
-            && claimed_on.is_some_and(|on| call.receiver.as_deref().is_some_and(|r| r.text == on))
+        mark == Some(call.span)
+            || call.args.is_empty()
+                && claimed_on
+                    .is_some_and(|on| call.receiver.as_deref().is_some_and(|r| r.text == on))
     }
 }
 

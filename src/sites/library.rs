@@ -207,7 +207,10 @@ impl Ctx<'_> {
                 || method.is_some_and(|m| m.try_acquire)
                 || (method.is_some_and(|m| m.try_when_bounded)
                     && matches!(wait, Wait::NoWait | Wait::Given(_) | Wait::Default(_))),
-            wait_param: null_wait_param(self.model, spec, factory, acquire, method),
+            // Only where no bound was given: the slots are read again.
+            wait_param: (!matches!(wait, Wait::Given(_)))
+                .then(|| null_wait_param(self.model, spec, factory, acquire, method))
+                .flatten(),
             wait,
             redlock: self.spec.redlock,
             fencing: self.spec.fencing.clone(),

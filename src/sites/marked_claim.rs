@@ -75,6 +75,12 @@ fn marked<'m>(
 ) -> Option<(&'m Call, String, &'m Expr)> {
     let after = |at: usize| at >= site.span.end;
     let claimant = |col: &str| mark_column(col, &claim.mark_claimants);
+    // `job.locked_by = me`, for a `job.save()` after it.
+    let field_set = model.assigns_in(site.func).find_map(|a| {
+        let (_, field) = a.target.rsplit_once('.')?;
+        (after(a.span.start) && !a.value.is_nullish() && claimant(field))
+            .then_some((a.span.end, field, &a.value))
+    });
     let (mark, col, value) = model
         .calls_in(site.func)
         .filter(|c| after(c.span.start) && claim.mark_methods.contains(&c.name))
@@ -82,16 +88,9 @@ fn marked<'m>(
             let set = assignments(c)
                 .into_iter()
                 .find(|(col, v)| claimant(col) && !v.is_nullish());
-            // `job.locked_by = me` before `job.save()`.
             let set = set.or_else(|| {
-                let a = model.assigns_in(site.func).find(|a| {
-                    after(a.span.start)
-                        && a.span.end <= c.span.start
-                        && !a.value.is_nullish()
-                        && a.target.rsplit_once('.').is_some_and(|(_, f)| claimant(f))
-                })?;
-                let field = a.target.rsplit_once('.').map_or("", |(_, f)| f);
-                Some((field.to_string(), &a.value))
+                let (_, field, value) = field_set.filter(|(end, ..)| *end <= c.span.start)?;
+                Some((field.to_string(), value))
             })?;
             Some((c, set.0, set.1))
         })?;

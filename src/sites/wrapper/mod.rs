@@ -469,11 +469,11 @@ pub fn sites_for_calls(
             let handed_on = value
                 .filter(|v| null_parameter(model, call, v))
                 .and_then(|v| v.peel().as_name());
-            match value {
-                Some(v) if handed_on.is_none() && !matches!(v.peel().kind, ExprKind::Null) => {
+            match (value, handed_on) {
+                (_, Some(param)) => site.wait_param = Some(param.to_string()),
+                (Some(v), None) if !matches!(v.peel().kind, ExprKind::Null) => {
                     site.wait = Wait::Given(v.clone());
                 }
-                _ if handed_on.is_some() => site.wait_param = handed_on.map(str::to_string),
                 _ => {
                     site.wait_at_call = true;
                     site.evidence.push(format!(
