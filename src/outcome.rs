@@ -55,6 +55,11 @@ pub struct FileResult {
     /// imports, its classes' bases, its own module ([`sites::writers::neighbours`]).
     #[serde(default)]
     pub neighbours: Vec<String>,
+    /// Its typed package-level declarations (Go struct fields and
+    /// variables: name, type), which type the fields other files of its
+    /// package call through ([`sites::consts`]).
+    #[serde(default)]
+    pub fields: Vec<(String, String)>,
     /// Calls that looked like a lock but lacked the evidence to count
     /// ([`sites::near_miss`]), for `audit --verbose`.
     #[serde(default)]

@@ -34,7 +34,7 @@ use crate::sites::consts::Wanted;
 use crate::sites::wrapper::Wrapper;
 
 /// What scanning one file produced.
-enum Outcome {
+pub(super) enum Outcome {
     /// Not parsed: no trigger, skipped, or unreadable.
     Unparsed,
     /// Test code naming a lock library, not parsed ([`Settings::skips_test`]).
@@ -44,8 +44,8 @@ enum Outcome {
     Parsed(Option<Box<FileResult>>, Vec<Wrapper>, Vec<Wanted>),
 }
 
-struct Scanned {
-    outcome: Outcome,
+pub(super) struct Scanned {
+    pub(super) outcome: Outcome,
     notices: Vec<Notice>,
     /// Which of the last run's wrapper names ([`Context::known`]) the file holds.
     named: Vec<usize>,
@@ -172,8 +172,20 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
     // (`runCronJob` over `lockUntilOrThrow`); each round redoes the callers
     // of the wrappers the previous one found, up to a fixed depth.
     let mut fresh = cx.wrappers.clone();
-    for round in 0..WRAPPER_DEPTH {
-        if fresh.is_empty() {
+    // Files to redo because the files parsed so far declare the field types
+    // they want (from pass 1 on: a file may be read in no callers round).
+    let mut asked: std::collections::HashSet<Wanted> = Default::default();
+    let mut typed = {
+        let ids: Vec<usize> = (0..first.len()).collect();
+        let scanned: Vec<&Scanned> = ids
+            .iter()
+            .map(|i| second.get(i).unwrap_or(&first[*i]))
+            .collect();
+        let results = parsed_results(&first, &second);
+        project::newly_provided((&ids, &scanned), &results, &mut cx.consts, &mut asked)
+    };
+    for round in 0..WRAPPER_DEPTH + 1 {
+        if fresh.is_empty() && typed.is_empty() {
             break;
         }
         cx.seal(Pass::Callers, settings);
@@ -194,11 +206,12 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
             .enumerate()
             .filter(|(i, f)| {
                 let named = &first[*i].named;
-                looked_for
-                    .as_ref()
-                    .is_none_or(|wanted| named.iter().any(|n| wanted.contains(n)))
-                    && !settings.skips_test(&f.rel)
-                    && callers.may_call(f, &fresh)
+                typed.contains(i)
+                    || looked_for
+                        .as_ref()
+                        .is_none_or(|wanted| named.iter().any(|n| wanted.contains(n)))
+                        && !settings.skips_test(&f.rel)
+                        && callers.may_call(f, &fresh)
             })
             .map(|(i, f)| {
                 (
@@ -223,7 +236,11 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
             start.elapsed(),
             redone.len()
         ));
+        let ids: Vec<usize> = redone.iter().map(|(i, _)| *i).collect();
         second.extend(redone);
+        let results = parsed_results(&first, &second);
+        let redone: Vec<&Scanned> = ids.iter().filter_map(|i| second.get(i)).collect();
+        typed = project::newly_provided((&ids, &redone), &results, &mut cx.consts, &mut asked);
     }
 
     // Pass 3: the files of wrappers whose own site nothing classes, again

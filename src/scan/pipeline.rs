@@ -273,6 +273,7 @@ pub(super) fn analyse_text(
         hidden_in_tests,
         writers: sites::writers::summarize(&analysis, &file.path, |at| index.line_col(at).0),
         neighbours: sites::writers::neighbours(&model, &file.path),
+        fields: sites::consts::package_fields(&model),
         near_misses: sites::near_miss::find(&analysis)
             .into_iter()
             .filter(|(span, _)| !in_tests(*span))

@@ -1,7 +1,7 @@
 //! What pass 1 tells pass 2 about the project: the in-house wrappers, the
 //! constants other files import, and which files may call a wrapper.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 
@@ -9,6 +9,7 @@ use rayon::prelude::*;
 use regex::bytes::Regex;
 
 use super::pipeline::Pass;
+use super::{Outcome, Scanned};
 use crate::config::Settings;
 use crate::discover::SourceFile;
 use crate::lang;
@@ -309,9 +310,57 @@ impl Context {
     }
 }
 
+/// The files among `redone` that want a field's type `consts` does not
+/// provide yet (one another file of their Go package declares), with
+/// `consts` extended by the declarations of the parsed files (`results`,
+/// which `redone` is among): the files whose wants are now met, to analyse
+/// again. Nothing is parsed for it; a want is looked for once a scan (`asked`).
+pub(super) fn newly_provided(
+    (ids, redone): (&[usize], &[&Scanned]),
+    results: &[&FileResult],
+    consts: &mut ProjectConsts,
+    asked: &mut HashSet<Wanted>,
+) -> HashSet<usize> {
+    let asking: Vec<(usize, Vec<&Wanted>)> = (ids.iter().zip(redone))
+        .filter_map(|(i, s)| match &s.outcome {
+            Outcome::Parsed(_, _, wanted) => Some((*i, wanted)),
+            _ => None,
+        })
+        .map(|(i, wanted)| {
+            let unmet = (wanted.iter())
+                .filter(|w| w.field && !consts.provides(w) && !asked.contains(*w))
+                .collect();
+            (i, unmet)
+        })
+        .filter(|(_, w): &(usize, Vec<&Wanted>)| !w.is_empty())
+        .collect();
+    let all: Vec<&Wanted> = asking.iter().flat_map(|(_, w)| w.iter().copied()).collect();
+    if all.is_empty() {
+        return HashSet::new();
+    }
+    asked.extend(all.iter().map(|w| (*w).clone()));
+    let dirs: HashSet<&std::path::Path> = all.iter().filter_map(|w| w.dir.as_deref()).collect();
+    for r in results {
+        if let Some(dir) = std::path::Path::new(&r.path)
+            .parent()
+            .filter(|d| dirs.contains(d))
+        {
+            consts.add_fields(dir, &r.fields, &all);
+        }
+    }
+    asking
+        .into_iter()
+        .filter(|(_, w)| w.iter().any(|w| consts.provides(w)))
+        .map(|(i, _)| i)
+        .collect()
+}
+
 /// The module-level constants that files define for the names others want:
 /// only files of the right module that mention a wanted name are parsed.
 pub(super) fn read_constants(files: &[SourceFile], wanted: &[Wanted]) -> ProjectConsts {
+    // A field's type comes from the files the scan parses ([`newly_provided`]).
+    let wanted: Vec<Wanted> = wanted.iter().filter(|w| !w.field).cloned().collect();
+    let wanted = &wanted[..];
     let stems: Vec<String> = wanted
         .iter()
         .filter_map(|w| w.stem.as_deref())

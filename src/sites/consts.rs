@@ -6,6 +6,11 @@
 //! [`Wanted`] per name); the scan then reads the module-level constants of
 //! the files that can define them, and pass 2 re-analyses the asking files
 //! with those constants bound as if they were written at the import.
+//!
+//! Go's package scope goes further: a struct field declared in one file of
+//! the package (`store storage.Storage` in worker.go) types the receiver of
+//! a lock call in another (`worker.store.Lock()` in api.go), so the declared
+//! type of such a receiver is wanted too.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -25,6 +30,10 @@ pub struct Wanted {
     /// A qualified name as the asking file writes it (`Config.LOCK_TTL`,
     /// `Scripts::LOCK_SCRIPT_SHA`): bound under that spelling.
     pub written: Option<String>,
+    /// A field's declared type, not a constant: met by the files of the
+    /// package the scan parses anyway (`ProjectConsts::add_fields`).
+    #[serde(default)]
+    pub field: bool,
 }
 
 /// Constants found in the tree: (file stem or folder, name) → value, and
@@ -34,6 +43,9 @@ pub struct ProjectConsts {
     by_stem: HashMap<(String, String), Expr>,
     by_dir: HashMap<(PathBuf, String), Expr>,
     by_written: HashMap<String, Expr>,
+    /// Declared types of a Go package's fields and variables: (folder, name)
+    /// → the type, or `None` where two declarations of the name disagree.
+    types_by_dir: HashMap<(PathBuf, String), Option<String>>,
 }
 
 /// A module name compared across spellings: `Scripts` is `scripts.rb`,
@@ -47,7 +59,10 @@ pub fn module_key(name: &str) -> String {
 
 impl ProjectConsts {
     pub fn is_empty(&self) -> bool {
-        self.by_stem.is_empty() && self.by_dir.is_empty() && self.by_written.is_empty()
+        self.by_stem.is_empty()
+            && self.by_dir.is_empty()
+            && self.by_written.is_empty()
+            && self.types_by_dir.is_empty()
     }
 
     /// Records the module-level constants of `model` (file `path`) that are
@@ -69,7 +84,7 @@ impl ProjectConsts {
                         self.by_written.insert(written.clone(), value.clone());
                     }
                 }
-                if w.dir.as_deref().is_some_and(|d| Some(d) == path.parent()) {
+                if !w.field && w.dir.as_deref().is_some_and(|d| Some(d) == path.parent()) {
                     self.by_dir.insert(
                         (w.dir.clone().unwrap_or_default(), w.name.clone()),
                         value.clone(),
@@ -79,16 +94,38 @@ impl ProjectConsts {
         }
     }
 
+    /// Records the declared types `fields` (of a file in `dir`) that a
+    /// field want of that package asks for.
+    pub fn add_fields(&mut self, dir: &Path, fields: &[(String, String)], wanted: &[&Wanted]) {
+        for (name, ty) in fields {
+            if wanted
+                .iter()
+                .any(|w| w.field && &w.name == name && w.dir.as_deref() == Some(dir))
+            {
+                self.add_type((dir.to_path_buf(), name.clone()), Some(ty.clone()));
+            }
+        }
+    }
+
+    /// Records a declared type; two that disagree leave the name untyped.
+    fn add_type(&mut self, key: (PathBuf, String), ty: Option<String>) {
+        let entry = self.types_by_dir.entry(key).or_insert_with(|| ty.clone());
+        if *entry != ty {
+            *entry = None;
+        }
+    }
+
     /// Was a value found for `w`? (Otherwise re-analysing its file changes nothing.)
     pub fn provides(&self, w: &Wanted) -> bool {
         let by_stem = w
             .stem
             .as_ref()
             .is_some_and(|s| self.by_stem.contains_key(&(module_key(s), w.name.clone())));
-        let by_dir = w
-            .dir
-            .as_ref()
-            .is_some_and(|d| self.by_dir.contains_key(&(d.clone(), w.name.clone())));
+        let by_dir = w.dir.as_ref().is_some_and(|d| {
+            let key = (d.clone(), w.name.clone());
+            self.by_dir.contains_key(&key)
+                || self.types_by_dir.get(&key).is_some_and(Option::is_some)
+        });
         by_stem || by_dir
     }
 
@@ -101,7 +138,9 @@ impl ProjectConsts {
         dirs.sort_by(|a, b| a.0.cmp(b.0));
         let mut written: Vec<_> = self.by_written.iter().collect();
         written.sort_by(|a, b| a.0.cmp(b.0));
-        serde_json::to_vec(&(stems, dirs, written)).ok()
+        let mut types: Vec<_> = self.types_by_dir.iter().collect();
+        types.sort();
+        serde_json::to_vec(&(stems, dirs, written, types)).ok()
     }
 
     /// Adds `other`'s constants; `other` wins where both define one.
@@ -109,6 +148,9 @@ impl ProjectConsts {
         self.by_stem.extend(other.by_stem);
         self.by_dir.extend(other.by_dir);
         self.by_written.extend(other.by_written);
+        for (key, ty) in other.types_by_dir {
+            self.add_type(key, ty);
+        }
     }
 
     /// Binds the constants `model` imports (file `path`) as module-level
@@ -136,6 +178,20 @@ impl ProjectConsts {
                             .any(|a| &a.target == name && a.func.is_none())
                     {
                         extra.push(binding(name.clone(), v, Span::default()));
+                    }
+                }
+                let declared = |name: &str| {
+                    (model.assigns.iter()).any(|a| a.target == name && a.func.is_none())
+                };
+                for ((d, name), ty) in &self.types_by_dir {
+                    if let (true, Some(ty), false) = (d == dir, ty, declared(name)) {
+                        extra.push(Assign {
+                            target: name.clone(),
+                            ty: Some(ty.clone()),
+                            value: Expr::other("", Span::default()),
+                            span: Span::default(),
+                            func: None,
+                        });
                     }
                 }
             }
@@ -234,6 +290,57 @@ pub fn wanted(fa: &FileAnalysis, path: &Path) -> Vec<Wanted> {
             }
         }
     }
+    if let (true, Some(dir)) = (profile(model.language).package_scope, path.parent()) {
+        for name in untyped_receivers(fa) {
+            let w = Wanted {
+                name: name.to_string(),
+                stem: None,
+                dir: Some(dir.to_path_buf()),
+                written: None,
+                field: true,
+            };
+            if !out.contains(&w) {
+                out.push(w);
+            }
+        }
+    }
+    out
+}
+
+/// The typed package-level declarations of `model` (Go struct fields and
+/// variables), for the other files of its package.
+pub fn package_fields(model: &FileModel) -> Vec<(String, String)> {
+    if !profile(model.language).package_scope {
+        return Vec::new();
+    }
+    (model.assigns.iter())
+        .filter(|a| a.func.is_none())
+        .filter_map(|a| Some((a.target.clone(), a.ty.clone()?)))
+        .collect()
+}
+
+/// The fields this file does not declare that receive a call named for a
+/// lock (`worker.store.Lock()`, `store` declared in another file of the Go
+/// package): their declared type may make the call a wrapper's.
+fn untyped_receivers<'m>(fa: &FileAnalysis<'m>) -> Vec<&'m str> {
+    let model = fa.model;
+    let mut out: Vec<&str> = model
+        .calls
+        .iter()
+        .filter(|c| super::lock_words(fa.catalog, &[&c.name]).is_some())
+        .filter_map(|c| {
+            let (_, field) = c.receiver.as_deref()?.text.rsplit_once('.')?;
+            let ident =
+                !field.is_empty() && field.chars().all(|ch| ch.is_alphanumeric() || ch == '_');
+            let declared = model
+                .assigns
+                .iter()
+                .any(|a| a.target == field && a.func.is_none());
+            (ident && !declared).then_some(field)
+        })
+        .collect();
+    out.sort_unstable();
+    out.dedup();
     out
 }
 
@@ -259,6 +366,7 @@ fn source_of(model: &FileModel, path: &Path, name: &str) -> Option<Wanted> {
             stem: Some(stem.to_string()),
             dir: None,
             written: Some(name.to_string()),
+            field: false,
         });
     }
     let import = model
@@ -277,6 +385,7 @@ fn source_of(model: &FileModel, path: &Path, name: &str) -> Option<Wanted> {
                 stem: Some(stem),
                 dir: None,
                 written: None,
+                field: false,
             })
         }
         None if profile(model.language).package_scope => Some(Wanted {
@@ -284,6 +393,7 @@ fn source_of(model: &FileModel, path: &Path, name: &str) -> Option<Wanted> {
             stem: None,
             dir: path.parent().map(Path::to_path_buf),
             written: None,
+            field: false,
         }),
         None => None,
     }

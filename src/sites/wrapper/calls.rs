@@ -30,18 +30,23 @@ pub fn may_call(
 
 /// The wrappers a file may call, by the rule the scan uses to pick the files
 /// to re-read ([`may_call`]): its own, or one whose name says what it does, or
-/// whose module or class the file names as a whole word. The same file gets
-/// the same wrapper calls whichever pass re-reads it.
+/// whose module or class the file names as a whole word, in its text or in a
+/// type its package declares elsewhere (a Go field of another file). The same
+/// file gets the same wrapper calls whichever pass re-reads it.
 pub(super) fn visible<'w>(
     path: &Path,
-    language: Language,
+    model: &FileModel,
     text: &str,
     wrappers: &'w [Wrapper],
 ) -> Vec<&'w Wrapper> {
+    let language = model.language;
     let words = std::cell::OnceCell::new();
     let words = || {
         words.get_or_init(|| {
-            text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            let types = model.assigns.iter().filter_map(|a| a.ty.as_deref());
+            std::iter::once(text)
+                .chain(types)
+                .flat_map(|t| t.split(|c: char| !(c.is_alphanumeric() || c == '_')))
                 .filter(|w| !w.is_empty())
                 .map(str::to_ascii_lowercase)
                 .collect::<std::collections::HashSet<String>>()

@@ -388,7 +388,7 @@ pub fn sites_for_calls(
     sites: &mut Vec<LockSite>,
     objects: &mut Vec<LockObject>,
 ) {
-    let wrappers = calls::visible(path, model.language, text, wrappers);
+    let wrappers = calls::visible(path, model, text, wrappers);
     // The calls already sites of their own (a library's), looked up per call.
     let mut known: HashSet<CallId> = sites.iter().map(|s| s.call).collect();
     let next = objects::Successors::new();
