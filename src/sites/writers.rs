@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use super::effects::{self, Effect};
 use super::{resolve, FileAnalysis, LockSite};
 use crate::catalog::raw::{ClassName, EffectKind};
-use crate::model::{Call, FileModel, FuncId};
+use crate::model::{Call, FileModel, FuncId, Language};
 
 /// A function of the project whose body makes a classifying effect.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -22,6 +22,8 @@ pub struct Writer {
     /// Its class, if it is a method (`DatabaseBackedObject`).
     pub owner: Option<String>,
     pub path: PathBuf,
+    /// Its language (JavaScript as TypeScript): only calls in that language reach it.
+    pub language: Language,
     /// The line of the effect in `path`.
     pub line: usize,
     pub kind: EffectKind,
@@ -84,6 +86,7 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
             name: name.to_string(),
             owner: owner.map(str::to_string),
             path: path.to_path_buf(),
+            language: model.language.catalog_language(),
             line: line_of(e.span.start),
             kind: e.kind,
             class: e.class.unwrap_or(ClassName::Correctness),
@@ -135,7 +138,11 @@ impl<'a> Writers<'a> {
         call: &Call,
         func: Option<FuncId>,
     ) -> Option<&'a Writer> {
-        let candidates = self.by_name.get(call.name.as_str())?;
+        let language = model.language.catalog_language();
+        let candidates: Vec<&'a Writer> = (self.by_name.get(call.name.as_str())?.iter())
+            .filter(|w| w.language == language)
+            .copied()
+            .collect();
         if model.function_named(&call.name).is_some() {
             return None;
         }

@@ -5,13 +5,15 @@
 //! the file's classes extend (the registration runs in the class body, no
 //! method around it). A method passed by reference (`retry(m.applier.LockTable)`,
 //! a Go method value) is called by what it is passed to: a call of it there.
+//! A function passed by name to a wrapper that runs its callback
+//! (`runCronJob('x', run)`) is that call's critical section.
 
 use std::collections::HashSet;
 use std::path::Path;
 
-use super::Wrapper;
+use super::{resolve, Wrapper};
 use crate::lang::profile::profile;
-use crate::model::{Call, Expr, ExprKind, FileModel};
+use crate::model::{Call, Expr, ExprKind, FileModel, FuncId};
 
 /// The calls the registrations of this file make (`registrations`: the
 /// catalog's `callback-registrations`), one per method named.
@@ -86,4 +88,24 @@ pub(super) fn registers(model: &FileModel, path: &Path, call: &Call, w: &Wrapper
         .keys()
         .any(|own| model.extends(own, class))
         .then_some(2)
+}
+
+/// The function of this file that `call` hands `w` by name to run under its
+/// lock (`lockUntilOrThrow(key, cancelStaleCharges, ttl)`), when `w` runs its
+/// caller's callback: a bare name, or a method of the object itself
+/// (`this.flush`), other than the calling function.
+pub(super) fn named_callback(model: &FileModel, call: &Call, w: &Wrapper) -> Option<FuncId> {
+    if !w.guard {
+        return None;
+    }
+    call.args.iter().find_map(|a| {
+        let name = a.value.peel().as_name()?;
+        let own = match name.rsplit_once('.') {
+            Some((recv, own)) if resolve::is_self(model, call.func, recv) => own,
+            Some(_) => return None,
+            None => name,
+        };
+        let f = model.function_named(own)?;
+        (Some(f.id) != call.func && !f.span.contains(call.span)).then_some(f.id)
+    })
 }

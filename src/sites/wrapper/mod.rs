@@ -520,8 +520,14 @@ pub fn sites_for_calls(
                 (model.functions_around(call.span)).any(|f| f.params.iter().any(|p| p.name == arg));
             param_around.then(|| (i, arg.to_string(), on))
         });
-        // `@exclusive(LOCK)` above `def cleanup`: the decorated function runs under it.
-        site.held_over = model.decorated_by(call.span);
+        // `@exclusive(LOCK)` above `def cleanup`: the decorated function runs
+        // under it; so does a function of this file passed by name as the
+        // callback (`runCronJob('cleanup', cleanup)`).
+        site.held_over = model.decorated_by(call.span).or_else(|| {
+            body.is_none()
+                .then(|| callbacks::named_callback(model, call, w))
+                .flatten()
+        });
         site.section = (body.or(site.held_over.map(|f| model.functions[f].span)))
             .unwrap_or_else(|| held_section(model, call));
         site.separate_expire = None;
