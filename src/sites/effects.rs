@@ -7,7 +7,7 @@ use super::writers::Writers;
 use super::{resolve, FileAnalysis, LockSite, Ttl};
 use crate::catalog::raw::{ClassName, EffectKind, RawEffect};
 use crate::catalog::{Catalog, Scope};
-use crate::model::{mentions, Call, ExprKind, FileModel, Span};
+use crate::model::{mentions, Call, ExprKind, FileModel, FuncId, Span};
 
 /// A call in a critical section with a catalogued effect.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -207,10 +207,16 @@ pub fn import_of<'m>(model: &'m FileModel, call: &Call) -> Option<&'m crate::mod
     })
 }
 
+/// How deep [`section_calls`] follows same-file functions calling each other
+/// (`order.lock(() => recordPaypalCapture(..))` → `recordTransaction(..)` →
+/// `models.Transaction.create..(..)`).
+const SAME_FILE_DEPTH: usize = 3;
+
 /// The calls that run in `site`'s critical section: the section itself, plus
-/// (one level) the bodies of same-file functions it calls. Each with where
-/// in the section it runs: its own span, or the span of the call that runs
-/// the function it is in (so "after the check" compares places in the section).
+/// the bodies of same-file functions it calls, and of those they call, up to
+/// [`SAME_FILE_DEPTH`] levels, each body once. Each with where in the section
+/// it runs: its own span, or the span of the section's call that leads to the
+/// function it is in (so "after the check" compares places in the section).
 pub fn section_calls<'m>(model: &'m FileModel, site: &LockSite) -> Vec<(&'m Call, Span)> {
     let direct: Vec<&Call> = model
         .calls_starting_in(site.held_over.or(site.func), site.section)
@@ -223,16 +229,25 @@ pub fn section_calls<'m>(model: &'m FileModel, site: &LockSite) -> Vec<(&'m Call
         })
         .collect();
     let mut out: Vec<(&Call, Span)> = direct.iter().map(|c| (*c, c.span)).collect();
-    for c in &direct {
-        if !on_own_object(model, c) {
-            continue;
-        }
-        if let Some(f) = model.function_named(&c.name) {
-            if Some(f.id) == site.func {
+    let mut seen: Vec<FuncId> = site.func.into_iter().chain(site.held_over).collect();
+    let mut level: Vec<(&Call, Span)> = out.clone();
+    for _ in 0..SAME_FILE_DEPTH {
+        let mut next = Vec::new();
+        for (c, at) in level {
+            let Some(f) = on_own_object(model, c)
+                .then(|| model.function_named(&c.name))
+                .flatten()
+            else {
+                continue;
+            };
+            if seen.contains(&f.id) {
                 continue;
             }
-            out.extend(model.calls_in(Some(f.id)).map(|inner| (inner, c.span)));
+            seen.push(f.id);
+            next.extend(model.calls_in(Some(f.id)).map(|inner| (inner, at)));
         }
+        out.extend(next.iter().copied());
+        level = next;
     }
     out
 }
@@ -436,17 +451,14 @@ pub fn of_section(fa: &FileAnalysis, site: &LockSite, writers: &Writers) -> Vec<
         .collect();
     section_calls(fa.model, site)
         .into_iter()
-        .filter(|(call, _)| !claim_commit(call))
+        .filter(|(call, reached)| !claim_commit(call) && !released.contains(reached))
         .filter_map(|(call, reached)| {
             effect_of(fa, call, reached, &tokens).or_else(|| {
                 // A block form's own acquiring call is the lock, not work under it.
                 if call.span.contains(site.span) {
                     return None;
                 }
-                let Some(w) = writers.reached(fa.model, call, site.held_over.or(site.func)) else {
-                    let release = released.contains(&reached);
-                    return (!release).then(|| deeper(fa, site, call, reached, &tokens))?;
-                };
+                let w = writers.reached(fa.model, call, site.held_over.or(site.func))?;
                 let fenced = call
                     .args
                     .iter()
@@ -455,32 +467,6 @@ pub fn of_section(fa: &FileAnalysis, site: &LockSite, writers: &Writers) -> Vec<
             })
         })
         .collect()
-}
-
-/// The strongest write of a same-file function that a function the section
-/// calls calls in turn (`order.lock(async () => recordPaypalCapture(..))`,
-/// whose `recordTransaction(..)` creates the transaction): one level past
-/// [`section_calls`], which follows the section's own calls.
-fn deeper(
-    fa: &FileAnalysis,
-    site: &LockSite,
-    call: &Call,
-    reached: Span,
-    tokens: &[String],
-) -> Option<Effect> {
-    let model = fa.model;
-    if reached == call.span || !on_own_object(model, call) {
-        return None;
-    }
-    let g = model.function_named(&call.name)?;
-    if Some(g.id) == site.func || g.span.contains(call.span) {
-        return None;
-    }
-    strongest_write(
-        model
-            .calls_in(Some(g.id))
-            .filter_map(|c| effect_of(fa, c, reached, tokens)),
-    )
 }
 
 /// The classifying write that weighs most (the first of equals). Writes
