@@ -29,7 +29,9 @@ declare_rule! {
     /// (idempotency key, conditional write).
     ///
     /// ## Not flagged
-    /// Redlock used for efficiency (deduplicating work) or unclassified.
+    /// Redlock used for efficiency (deduplicating work) or unclassified; the
+    /// Redlock inside a wrapper whose class its callers give it (reported at
+    /// those callers, where the correctness work is).
     RULE {
         code: "LA302",
         name: "redlock-for-correctness",
@@ -45,7 +47,8 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
     for site in fa
         .sites
         .iter()
-        .filter(|s| s.redlock && s.class == Class::Correctness)
+        // A wrapper's own lock classed by its callers: they are told, at theirs.
+        .filter(|s| s.redlock && s.class == Class::Correctness && !s.classed_by_callers)
     {
         let f = Finding::new(
             &RULE,

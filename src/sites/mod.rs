@@ -401,6 +401,8 @@ fn classify_all(fa: &mut FileAnalysis, first: usize, user: &classify::UserClasse
         .collect();
     for (site, (class, mut evidence, effects)) in fa.sites[first..].iter_mut().zip(decided) {
         let line = index.line_col(site.span.start).0;
+        site.classed_by_callers =
+            class == Class::Unclassified && user.by_callers.iter().any(|(l, ..)| *l == line);
         site.class = user.settle(class, line, &mut evidence);
         site.class_evidence = evidence;
         site.effects = effects;

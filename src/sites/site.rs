@@ -120,6 +120,10 @@ pub struct LockSite {
     /// Why this call was recognised (receiver evidence).
     pub evidence: Vec<String>,
     pub class: Class,
+    /// The class is the one the callers of the wrapper this site is in
+    /// give it: what it guards is theirs, and so are the findings on it.
+    #[serde(default)]
+    pub classed_by_callers: bool,
     /// Indices into [`FileAnalysis::releases`].
     pub releases: Vec<usize>,
     pub kind: SiteKind,
@@ -243,6 +247,7 @@ impl LockSite {
             func,
             evidence: Vec::new(),
             class: Class::Unclassified,
+            classed_by_callers: false,
             releases: Vec::new(),
             kind,
             guarded: false,

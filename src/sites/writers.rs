@@ -163,13 +163,24 @@ impl<'a> Writers<'a> {
                 return inherited.copied();
             }
         }
-        let first = candidates.first()?;
-        let one_definition = candidates
-            .iter()
-            .all(|w| w.path == first.path && w.owner == first.owner);
-        if !one_definition || resolve::words(&call.name).len() < 2 {
+        if resolve::words(&call.name).len() < 2 {
             return None;
         }
+        // Defined in several classes: the one the receiver is named for
+        // (`this.executionSnapshotSystem.createExecutionSnapshot(..)`).
+        let named_for = |w: &&Writer| {
+            let last = receiver.map(|r| r.text.rsplit(['.', ':']).next().unwrap_or(&r.text));
+            (w.owner.as_deref().zip(last))
+                .is_some_and(|(o, r)| super::wrapper::related(r, o) == Some(2))
+        };
+        let one_of = |ws: &[&'a Writer]| {
+            let first = *ws.first()?;
+            ws.iter()
+                .all(|w| w.path == first.path && w.owner == first.owner)
+                .then_some(first)
+        };
+        let named: Vec<&Writer> = candidates.iter().copied().filter(named_for).collect();
+        let first = one_of(&candidates).or_else(|| one_of(&named))?;
         // A bare call reaches another file's function only through an import
         // of it from that file's module (`from jobs.render import render_tiles`).
         let reachable = receiver.is_some() || {
@@ -177,7 +188,7 @@ impl<'a> Writers<'a> {
             effects::import_of(model, call)
                 .is_some_and(|i| i.path.split(['.', ':', '/']).any(|part| part == module))
         };
-        reachable.then_some(*first)
+        reachable.then_some(first)
     }
 }
 

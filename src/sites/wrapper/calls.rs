@@ -152,7 +152,7 @@ enum Place {
 /// Equal once reduced (2: `spaceStore` / `SpaceStore`), or one a long
 /// enough prefix or suffix of the other (1: `runLock` / `RunLocker`,
 /// `IMetaStorage` / `ETCDMetaStorage`).
-fn related(name: &str, class: &str) -> Option<u8> {
+pub(crate) fn related(name: &str, class: &str) -> Option<u8> {
     let (a, b) = (type_stem(name), type_stem(class));
     let (short, long) = if a.len() <= b.len() {
         (&a, &b)

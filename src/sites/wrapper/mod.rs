@@ -29,6 +29,7 @@ use crate::lang::profile::profile;
 use crate::model::{
     mentions, CallId, Expr, ExprKind, FileModel, FuncId, Function, GuardKind, Language, Span,
 };
+pub(crate) use calls::related;
 use calls::{calls_wrapper, class_import};
 pub use calls::{distinctive, may_call, module_spellings};
 use classes::{constructed_as, forwards_arguments, released_by_another_method};
