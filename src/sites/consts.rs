@@ -59,10 +59,7 @@ pub fn module_key(name: &str) -> String {
 
 impl ProjectConsts {
     pub fn is_empty(&self) -> bool {
-        self.by_stem.is_empty()
-            && self.by_dir.is_empty()
-            && self.by_written.is_empty()
-            && self.types_by_dir.is_empty()
+        self.by_stem.is_empty() && self.by_dir.is_empty() && self.by_written.is_empty()
     }
 
     /// Records the module-level constants of `model` (file `path`) that are
@@ -148,9 +145,6 @@ impl ProjectConsts {
         self.by_stem.extend(other.by_stem);
         self.by_dir.extend(other.by_dir);
         self.by_written.extend(other.by_written);
-        for (key, ty) in other.types_by_dir {
-            self.add_type(key, ty);
-        }
     }
 
     /// Binds the constants `model` imports (file `path`) as module-level
@@ -307,14 +301,15 @@ pub fn wanted(fa: &FileAnalysis, path: &Path) -> Vec<Wanted> {
     out
 }
 
-/// The typed package-level declarations of `model` (Go struct fields and
-/// variables), for the other files of its package.
+/// The typed package-level declarations `model` writes itself (Go struct
+/// fields and variables; not those [`ProjectConsts::bind`] brought in), for
+/// the other files of its package.
 pub fn package_fields(model: &FileModel) -> Vec<(String, String)> {
     if !profile(model.language).package_scope {
         return Vec::new();
     }
     (model.assigns.iter())
-        .filter(|a| a.func.is_none())
+        .filter(|a| a.func.is_none() && a.span != Span::default())
         .filter_map(|a| Some((a.target.clone(), a.ty.clone()?)))
         .collect()
 }
@@ -324,6 +319,10 @@ pub fn package_fields(model: &FileModel) -> Vec<(String, String)> {
 /// package): their declared type may make the call a wrapper's.
 fn untyped_receivers<'m>(fa: &FileAnalysis<'m>) -> Vec<&'m str> {
     let model = fa.model;
+    let declared: std::collections::HashSet<&str> = (model.assigns.iter())
+        .filter(|a| a.func.is_none())
+        .map(|a| a.target.as_str())
+        .collect();
     let mut out: Vec<&str> = model
         .calls
         .iter()
@@ -332,11 +331,7 @@ fn untyped_receivers<'m>(fa: &FileAnalysis<'m>) -> Vec<&'m str> {
             let (_, field) = c.receiver.as_deref()?.text.rsplit_once('.')?;
             let ident =
                 !field.is_empty() && field.chars().all(|ch| ch.is_alphanumeric() || ch == '_');
-            let declared = model
-                .assigns
-                .iter()
-                .any(|a| a.target == field && a.func.is_none());
-            (ident && !declared).then_some(field)
+            (ident && !declared.contains(field)).then_some(field)
         })
         .collect();
     out.sort_unstable();

@@ -229,7 +229,8 @@ pub fn section_calls<'m>(model: &'m FileModel, site: &LockSite) -> Vec<(&'m Call
         })
         .collect();
     let mut out: Vec<(&Call, Span)> = direct.iter().map(|c| (*c, c.span)).collect();
-    let mut seen: Vec<FuncId> = site.func.into_iter().chain(site.held_over).collect();
+    let mut seen: std::collections::HashSet<FuncId> =
+        site.func.into_iter().chain(site.held_over).collect();
     let mut level: Vec<(&Call, Span)> = out.clone();
     for _ in 0..SAME_FILE_DEPTH {
         let mut next = Vec::new();
@@ -240,10 +241,9 @@ pub fn section_calls<'m>(model: &'m FileModel, site: &LockSite) -> Vec<(&'m Call
             else {
                 continue;
             };
-            if seen.contains(&f.id) {
+            if !seen.insert(f.id) {
                 continue;
             }
-            seen.push(f.id);
             next.extend(model.calls_in(Some(f.id)).map(|inner| (inner, at)));
         }
         out.extend(next.iter().copied());
