@@ -1,5 +1,6 @@
 use super::declare_rule;
 use crate::checks::Finding;
+use crate::lang::profile::profile;
 use crate::model::{mentions, Call, Usage};
 use crate::sites::swallowed::swallowed;
 use crate::sites::{FileAnalysis, LockSite, SiteKind};
@@ -17,6 +18,9 @@ declare_rule! {
     /// catch (e) { logger.error(e) }` then `charge(..)`). Not when a later test
     /// reads the bound result (`updated = tryUpdateEpoch(..)` then `if (updated)
     /// .. else throw ..`), nor when all that follows builds the value returned.
+    /// In Go and Rust, where errors are values, also a call of a helper that
+    /// returns a waiting lock's error (`worker.Lock()` over an etcd mutex's
+    /// `Lock(ctx)`) made as a statement: the error is dropped.
     ///
     /// ## Why it breaks
     /// A try-acquire *reports* contention; it does not stop the caller. If
@@ -118,6 +122,19 @@ fn sql_fetched(fa: &FileAnalysis, site: &LockSite) -> bool {
             .any(|a| after(a.span.start, a.func) && a.value.text.contains(&rowcount))
 }
 
+/// Does a wrapper hand its caller the result of a blocking acquisition
+/// that reports failure only in that value (Go's `error`, Rust's `Result`:
+/// errors are values there), and does the caller drop it (`worker.Lock()`
+/// as a statement)? A database lock's error comes back on the statement's
+/// run, not here.
+fn error_dropped(fa: &FileAnalysis, site: &LockSite) -> bool {
+    let model = fa.model;
+    !profile(model.language).calls_may_raise
+        && site.returns_result
+        && site.backend != "database"
+        && model.call(site.result_call).usage == Usage::Discarded
+}
+
 fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
     for site in fa.locks().filter(|s| !s.guarded) {
         let key = site.key_display();
@@ -127,8 +144,12 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
         } else {
             // An acquisition that waits and raises when refused, its error caught
             // and the work going on after the handler (`catch (e) { logger.error(e) }`).
-            swallowed(fa, site)
-                .then(|| format!("a failure to acquire lock {key} is caught and the code goes on"))
+            let swallowed = swallowed(fa, site)
+                .then(|| format!("a failure to acquire lock {key} is caught and the code goes on"));
+            swallowed.or_else(|| {
+                error_dropped(fa, site)
+                    .then(|| format!("the error this acquisition of lock {key} returns is dropped"))
+            })
         };
         if let Some(what) = what {
             let message =

@@ -112,6 +112,11 @@ pub struct LockSite {
     pub wait: Wait,
     /// A try-acquire whose result says whether the lock was granted.
     pub try_acquire: bool,
+    /// A wrapper call whose wrapper returns the acquisition's result (in Go
+    /// or Rust its error): a caller dropping it goes on whether or not it
+    /// holds the lock.
+    #[serde(default)]
+    pub returns_result: bool,
     /// A Redlock-family lock.
     pub redlock: bool,
     /// How the grant exposes a fencing token, if it does.
@@ -242,6 +247,7 @@ impl LockSite {
             separate_expire: None,
             wait: Wait::NotApplicable,
             try_acquire: false,
+            returns_result: false,
             redlock: false,
             fencing: None,
             func,

@@ -503,6 +503,7 @@ pub fn sites_for_calls(
         site.key_text = key_text;
         site.guarded = w.guard;
         site.try_acquire = w.returns && w.site.try_acquire;
+        site.returns_result = w.returns;
         site.via = Some(format!("{}:{}", w.path.display(), w.line));
         site.handed = false;
         // `TaskManager(context, *args, **kwargs)`: the enclosing function's
