@@ -181,8 +181,8 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
             .iter()
             .map(|i| second.get(i).unwrap_or(&first[*i]))
             .collect();
-        let results = parsed_results(&first, &second);
-        project::newly_provided((&ids, &scanned), &results, &mut cx.consts, &mut asked)
+        let results = || parsed_results(&first, &second);
+        project::newly_provided((&ids, &scanned), results, &mut cx.consts, &mut asked)
     };
     for round in 0..WRAPPER_DEPTH + 1 {
         if fresh.is_empty() && typed.is_empty() {
@@ -238,9 +238,9 @@ fn check_in_pool(paths: &[PathBuf], catalog: &Catalog, settings: &Settings) -> R
         ));
         let ids: Vec<usize> = redone.iter().map(|(i, _)| *i).collect();
         second.extend(redone);
-        let results = parsed_results(&first, &second);
+        let results = || parsed_results(&first, &second);
         let redone: Vec<&Scanned> = ids.iter().filter_map(|i| second.get(i)).collect();
-        typed = project::newly_provided((&ids, &redone), &results, &mut cx.consts, &mut asked);
+        typed = project::newly_provided((&ids, &redone), results, &mut cx.consts, &mut asked);
     }
 
     // Pass 3: the files of wrappers whose own site nothing classes, again

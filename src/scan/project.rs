@@ -313,11 +313,12 @@ impl Context {
 /// The files among `redone` that want a field's type `consts` does not
 /// provide yet (one another file of their Go package declares), with
 /// `consts` extended by the declarations of the parsed files (`results`,
-/// which `redone` is among): the files whose wants are now met, to analyse
-/// again. Nothing is parsed for it; a want is looked for once a scan (`asked`).
-pub(super) fn newly_provided(
+/// which `redone` is among, listed only when some want is unmet): the files
+/// whose wants are now met, to analyse again. Nothing is parsed for it; a
+/// want is looked for once a scan (`asked`).
+pub(super) fn newly_provided<'r>(
     (ids, redone): (&[usize], &[&Scanned]),
-    results: &[&FileResult],
+    results: impl FnOnce() -> Vec<&'r FileResult>,
     consts: &mut ProjectConsts,
     asked: &mut HashSet<Wanted>,
 ) -> HashSet<usize> {
@@ -340,7 +341,7 @@ pub(super) fn newly_provided(
     }
     asked.extend(all.iter().map(|w| (*w).clone()));
     let dirs: HashSet<&std::path::Path> = all.iter().filter_map(|w| w.dir.as_deref()).collect();
-    for r in results {
+    for r in results() {
         if let Some(dir) = std::path::Path::new(&r.path)
             .parent()
             .filter(|d| dirs.contains(d))

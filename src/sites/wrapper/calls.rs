@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::{class_of, resolve, simple_name, Wrapper};
 use crate::lang::profile::profile;
-use crate::model::{Assign, Call, ExitKind, Expr, FileModel, Import, Language};
+use crate::model::{Assign, Call, ExitKind, Expr, FileModel, Import, Language, Span};
 
 /// Shortest name part that may stand for a whole class name (`store` would
 /// match every `*Store`).
@@ -43,7 +43,11 @@ pub(super) fn visible<'w>(
     let words = std::cell::OnceCell::new();
     let words = || {
         words.get_or_init(|| {
-            let types = model.assigns.iter().filter_map(|a| a.ty.as_deref());
+            // Declarations bound from other files of the package have no
+            // place in this file's text.
+            let types = (model.assigns.iter())
+                .filter(|a| a.span == Span::default())
+                .filter_map(|a| a.ty.as_deref());
             std::iter::once(text)
                 .chain(types)
                 .flat_map(|t| t.split(|c: char| !(c.is_alphanumeric() || c == '_')))
