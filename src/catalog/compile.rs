@@ -182,6 +182,8 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 .extend(v.transaction_methods.iter().cloned());
             cat.callback_registrations
                 .extend(v.callback_registrations.iter().cloned());
+            cat.callback_actions
+                .extend(v.callback_actions.iter().cloned());
         }
         files.push((path, src, raw));
     }

@@ -226,6 +226,8 @@ pub struct Catalog {
     /// Class-body calls that register a method by name to run around the
     /// class's work (Rails `around_action :lock_order`).
     pub callback_registrations: Vec<String>,
+    /// The registrations that run the class's actions (`around_action`).
+    pub callback_actions: Vec<String>,
     pub triggers: Vec<String>,
     /// The prefilter's table, one row per library.
     pub gates: Vec<Gate>,

@@ -342,6 +342,11 @@ pub struct RawVocabulary {
     /// call of that method.
     #[serde(default)]
     pub callback_registrations: Vec<String>,
+    /// The registrations among those that run the class's actions inside the
+    /// method (`around_action :lock_order, only: [:update]`): the actions'
+    /// bodies are its critical section.
+    #[serde(default)]
+    pub callback_actions: Vec<String>,
 }
 
 /// When a library lock call takes the lock.

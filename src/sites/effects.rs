@@ -229,8 +229,16 @@ pub fn section_calls<'m>(model: &'m FileModel, site: &LockSite) -> Vec<(&'m Call
         })
         .collect();
     let mut out: Vec<(&Call, Span)> = direct.iter().map(|c| (*c, c.span)).collect();
-    let mut seen: std::collections::HashSet<FuncId> =
-        site.func.into_iter().chain(site.held_over).collect();
+    // The actions a registered callback runs around (`around_action`).
+    out.extend(
+        (site.runs_around.iter())
+            .flat_map(|&f| model.calls_in(Some(f)))
+            .map(|c| (c, site.span)),
+    );
+    let mut seen: std::collections::HashSet<FuncId> = (site.func.into_iter())
+        .chain(site.held_over)
+        .chain(site.runs_around.iter().copied())
+        .collect();
     let mut level: Vec<(&Call, Span)> = out.clone();
     for _ in 0..SAME_FILE_DEPTH {
         let mut next = Vec::new();
@@ -458,7 +466,7 @@ pub fn of_section(fa: &FileAnalysis, site: &LockSite, writers: &Writers) -> Vec<
                 if call.span.contains(site.span) {
                     return None;
                 }
-                let w = writers.reached(fa.model, call, site.held_over.or(site.func))?;
+                let w = writers.reached(fa.model, call, call.func)?;
                 let fenced = call
                     .args
                     .iter()

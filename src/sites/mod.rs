@@ -328,7 +328,7 @@ pub fn analyze<'m>(
             });
         }
     }
-    let wrappers = (wrappers, &catalog.callback_registrations[..]);
+    let wrappers = (wrappers, catalog);
     wrapper::sites_for_calls(model, (path, text), wrappers, &mut sites, &mut objects);
     lifecycle::complete(model, &next, catalog, &cmds, &mut sites, &mut releases);
     let mut fa = FileAnalysis {
@@ -455,7 +455,7 @@ pub fn add_wrapper_calls(
     wrapper::sites_for_calls(
         fa.model,
         (path, fa.text),
-        (wrappers, &fa.catalog.callback_registrations),
+        (wrappers, fa.catalog),
         &mut fa.sites,
         &mut fa.objects,
     );

@@ -165,6 +165,11 @@ pub struct LockSite {
     /// A lock declared in a class body is held around this method of the
     /// class (catalog `held-around`): its body is the critical section.
     pub held_over: Option<FuncId>,
+    /// A callback registration's lock (`around_action :lock_order, only:
+    /// [:update]`) is held around these methods of the class: their bodies
+    /// are the critical section.
+    #[serde(default)]
+    pub runs_around: Vec<FuncId>,
     /// For a wrapper call that forwards its own function's arguments
     /// (`TaskManager(context, *args, **kwargs)`): the wrapper's parameter that
     /// turns the lock off (index, name, whether a true value does), which
@@ -268,6 +273,7 @@ impl LockSite {
             effects: Vec::new(),
             renews: false,
             held_over: None,
+            runs_around: Vec::new(),
             switch: None,
             statement_writes: false,
             statement_claims: false,

@@ -11,7 +11,8 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use super::{resolve, Wrapper};
+use super::{class_of, resolve, simple_name, Wrapper};
+use crate::catalog::Catalog;
 use crate::lang::profile::profile;
 use crate::model::{Call, Expr, ExprKind, FileModel, FuncId};
 
@@ -33,6 +34,39 @@ pub(super) fn registered(model: &FileModel, registrations: &[String]) -> Vec<Cal
                     ..c.clone()
                 })
         })
+        .collect()
+}
+
+/// The methods a registration runs inside the method it names, when the
+/// catalog says it runs the class's actions (`callback-actions`): those its
+/// `only:` names, else every method of the class but those its `except:`
+/// names. The class is the one of the first method after the registration.
+pub(super) fn actions(model: &FileModel, catalog: &Catalog, registration: &Call) -> Vec<FuncId> {
+    if !catalog.callback_actions.contains(&registration.name) {
+        return Vec::new();
+    }
+    let names = |key: &str| {
+        registration.keyword(key).map(|v| match &v.kind {
+            ExprKind::List(items) => items.iter().filter_map(Expr::as_str).collect(),
+            _ => v.as_str().into_iter().collect::<Vec<_>>(),
+        })
+    };
+    let (only, except) = (names("only"), names("except").unwrap_or_default());
+    let class = (model.functions.iter())
+        .filter(|f| f.span.start >= registration.span.end)
+        .min_by_key(|f| f.span.start)
+        .and_then(|f| class_of(&f.name));
+    let Some(class) = class else {
+        return Vec::new();
+    };
+    (model.functions.iter())
+        .filter(|f| class_of(&f.name) == Some(class))
+        .filter(|f| {
+            let name = simple_name(&f.name);
+            only.as_ref()
+                .map_or(!except.contains(&name), |only| only.contains(&name))
+        })
+        .map(|f| f.id)
         .collect()
 }
 

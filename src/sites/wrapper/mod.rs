@@ -24,7 +24,7 @@ mod shape;
 
 use super::lock_durations::null_parameter;
 use super::{resolve, FileAnalysis, LockObject, LockSite, ObjectMethods, Ttl, Wait};
-use crate::catalog::Scope;
+use crate::catalog::{Catalog, Scope};
 use crate::lang::profile::profile;
 use crate::model::{
     mentions, CallId, Expr, ExprKind, FileModel, FuncId, Function, GuardKind, Language, Span,
@@ -359,7 +359,7 @@ fn distance(a: &Path, b: &Path) -> usize {
 }
 
 /// The last segment of a qualified name: `lock` of `Billing.lock`.
-fn simple_name(qualified: &str) -> &str {
+pub(super) fn simple_name(qualified: &str) -> &str {
     qualified.rsplit(['.', ':']).next().unwrap_or(qualified)
 }
 
@@ -385,7 +385,7 @@ enum Written {
 pub fn sites_for_calls(
     model: &FileModel,
     (path, text): (&Path, &str),
-    (wrappers, registrations): (&[Wrapper], &[String]),
+    (wrappers, catalog): (&[Wrapper], &Catalog),
     sites: &mut Vec<LockSite>,
     objects: &mut Vec<LockObject>,
 ) {
@@ -393,7 +393,7 @@ pub fn sites_for_calls(
     // The calls already sites of their own (a library's), looked up per call.
     let mut known: HashSet<CallId> = sites.iter().map(|s| s.call).collect();
     let next = objects::Successors::new();
-    let registered = callbacks::registered(model, registrations);
+    let registered = callbacks::registered(model, &catalog.callback_registrations);
     let names: HashSet<&str> = (wrappers.iter())
         .filter(|w| calls::distinctive(w))
         .map(|w| w.name.as_str())
@@ -532,6 +532,11 @@ pub fn sites_for_calls(
         });
         site.section = (body.or(site.held_over.map(|f| model.functions[f].span)))
             .unwrap_or_else(|| held_section(model, call));
+        // `around_action :lock_order, only: [:update]`: the actions run inside.
+        site.runs_around = match written {
+            Written::Registration => callbacks::actions(model, catalog, model.call(call.id)),
+            _ => Vec::new(),
+        };
         site.separate_expire = None;
         site.releases = Vec::new();
         site.expects_release = false;
