@@ -106,6 +106,23 @@ impl FileModel {
         })
     }
 
+    /// Is `span` in a branch that leaves the function after it, one that
+    /// does not hold `from` (`if (!locked) { folock.unlock(); return; }`)?
+    /// What happens there happens on that way out only, not on the way on.
+    pub fn on_way_out(&self, span: Span, func: Option<FuncId>, from: Span) -> bool {
+        let branch = (self.conditionals_in(func))
+            .filter(|c| c.stmt.contains(span) && !c.cond.contains(span))
+            .min_by_key(|c| c.stmt.end - c.stmt.start);
+        let Some(branch) = branch.filter(|b| !b.stmt.contains(from)) else {
+            return false;
+        };
+        self.exits_in(func).any(|e| {
+            matches!(e.kind, super::ExitKind::Return | super::ExitKind::Raise)
+                && branch.stmt.contains(e.span)
+                && e.span.start >= span.end
+        })
+    }
+
     pub fn conditionals_in(&self, func: Option<FuncId>) -> impl Iterator<Item = &Conditional> {
         pick(
             &self.conditionals,

@@ -46,6 +46,8 @@ pub fn complete(
                     // A deferred release runs when the function returns: it ends nothing here.
                     .filter(|r| r.func == site.func && r.span.start > site.span.end)
                     .filter(|r| !model.inside(r.span, &[GuardKind::Defer]))
+                    // Nor one on an early way out (`if (!other) { l.unlock(); return }`).
+                    .filter(|r| !model.on_way_out(r.span, r.func, site.span))
                     .map(|r| r.span.start)
                     .min()
                     .or_else(|| site.func.map(|f| model.functions[f].span.end))

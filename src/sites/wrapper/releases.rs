@@ -113,8 +113,11 @@ pub(super) fn held_section(model: &FileModel, call: &Call) -> Span {
             b.kind == GuardKind::Closure && b.span.contains(c.span) && !b.span.contains(call.span)
         })
     };
-    let release = (receiver_releases(model, call).into_iter())
-        .find(|c| !model.inside(c.span, &[GuardKind::Defer]) && !kept(c));
+    let release = (receiver_releases(model, call).into_iter()).find(|c| {
+        !model.inside(c.span, &[GuardKind::Defer])
+            && !kept(c)
+            && !model.on_way_out(c.span, c.func, call.span)
+    });
     let end = match (release, call.func) {
         (Some(release), _) => release.span.end,
         (None, Some(f)) => model.functions[f].span.end,
