@@ -85,6 +85,10 @@ pub struct RawEffect {
     /// `CreateOrderService.new(..).call`; the last segment counts).
     #[serde(default)]
     pub receiver_verbs: Vec<String>,
+    /// Only on the object the lock is taken through: a lock helper of a
+    /// model's class called on a record (`order.lock(() => order.update(..))`).
+    #[serde(default)]
+    pub locked_object: bool,
     /// SQL statements (first keyword) in string arguments.
     #[serde(default)]
     pub sql: Vec<String>,

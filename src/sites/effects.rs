@@ -141,7 +141,11 @@ fn in_memory(catalog: &Catalog, model: &FileModel, call: &Call) -> bool {
     }
 }
 
-fn matches_effect(model: &FileModel, call: &Call, e: &RawEffect) -> bool {
+fn matches_effect(model: &FileModel, call: &Call, e: &RawEffect, locked: Option<&str>) -> bool {
+    if e.locked_object && (call.receiver.as_deref()).is_none_or(|r| Some(r.text.as_str()) != locked)
+    {
+        return false;
+    }
     if !e.sql.is_empty() {
         return sql_of(model, call).is_some_and(|sql| {
             let first = sql.split_whitespace().next().unwrap_or("");
@@ -411,10 +415,11 @@ fn protection_of(
 
 /// The catalogued effect of `call` (run in a section at `reached`), with its
 /// protection given the grant's `tokens`; none for an in-memory collection.
+/// `locked`: the object the lock is taken through, if any.
 pub fn effect_of(
     fa: &FileAnalysis,
     call: &Call,
-    reached: Span,
+    (reached, locked): (Span, Option<&str>),
     tokens: &[String],
 ) -> Option<Effect> {
     let model = fa.model;
@@ -422,7 +427,7 @@ pub fn effect_of(
         .catalog
         .effects
         .iter()
-        .find(|e| matches_effect(model, call, e))?;
+        .find(|e| matches_effect(model, call, e, locked))?;
     if in_memory(fa.catalog, model, call) {
         return None;
     }
@@ -457,11 +462,16 @@ pub fn of_section(fa: &FileAnalysis, site: &LockSite, writers: &Writers) -> Vec<
                 .map(|c| c.span),
         )
         .collect();
+    // A lock helper called on a record (`order.lock(..)`): the record itself.
+    let own = fa.model.call(site.call).receiver.as_deref();
+    let locked = (own
+        .filter(|r| site.via.is_some() && !resolve::is_self(fa.model, site.func, &r.text)))
+    .map(|r| r.text.as_str());
     section_calls(fa.model, site)
         .into_iter()
         .filter(|(call, reached)| !claim_commit(call) && !released.contains(reached))
         .filter_map(|(call, reached)| {
-            effect_of(fa, call, reached, &tokens).or_else(|| {
+            effect_of(fa, call, (reached, locked), &tokens).or_else(|| {
                 // A block form's own acquiring call is the lock, not work under it.
                 if call.span.contains(site.span) {
                     return None;

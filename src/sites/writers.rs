@@ -62,7 +62,7 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
             effects::strongest_write(
                 model
                     .calls_in(Some(f.id))
-                    .filter_map(|c| effects::effect_of(fa, c, c.span, &[])),
+                    .filter_map(|c| effects::effect_of(fa, c, (c.span, None), &[])),
             )
         })
         .collect();
