@@ -285,12 +285,17 @@ pub fn analyze<'m>(
             let key_text = resolved.text.clone();
             // An unbound name (a parameter) only means the same key within one function.
             let local_only = resolved.as_name().is_some();
+            // The acquisition of the release's own function first: two helpers
+            // may build the same key text from their own parameter.
             let paired = by_key
                 .get(&key_text)
+                .filter(|_| !key_text.is_empty())
                 .and_then(|found| {
-                    found.iter().copied().find(|&i| {
-                        !key_text.is_empty() && (!local_only || sites[i].func == func_of(cmd))
-                    })
+                    let own = found
+                        .iter()
+                        .copied()
+                        .find(|&i| sites[i].func == func_of(cmd));
+                    own.or_else(|| found.iter().copied().find(|_| !local_only))
                 })
                 .or_else(|| {
                     let helper = resolve::key_family(model, key, func_of(cmd))?;
