@@ -120,6 +120,7 @@ pub static TABLE: NodeTable = NodeTable {
     params: simple_params,
     heredoc: None,
     mend: None,
+    delegations: &[],
 };
 
 /// `// text` / `/* text */` → `text`.

@@ -120,6 +120,7 @@ pub static TABLE: NodeTable = NodeTable {
     params: simple_params,
     heredoc: None,
     mend: None,
+    delegations: &[],
 };
 
 /// `import a.b.C;` / `import a.b.*;` / `import static a.b.C.m;`

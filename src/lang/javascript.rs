@@ -127,6 +127,7 @@ macro_rules! js_table {
             params: simple_params,
             heredoc: None,
             mend: $mend,
+            delegations: &[],
         }
     };
 }

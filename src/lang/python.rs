@@ -71,6 +71,7 @@ pub static TABLE: NodeTable = NodeTable {
     params,
     heredoc: None,
     mend: None,
+    delegations: &[],
 };
 
 /// `import a.b as c` → (a.b, c); `from a import b as c` → (a.b, c).

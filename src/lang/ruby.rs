@@ -4,7 +4,7 @@
 use tree_sitter::{Node, Tree};
 
 use super::node_text;
-use super::treesitter::{AssignShape, CallShape, Heredoc, NodeTable};
+use super::treesitter::{AssignShape, CallShape, Delegation, DelegationForm, Heredoc, NodeTable};
 use crate::model::{ExitKind, Import, Language, Param};
 
 pub static TABLE: NodeTable = NodeTable {
@@ -97,6 +97,22 @@ pub static TABLE: NodeTable = NodeTable {
         bodies: heredoc_bodies,
     }),
     mend: None,
+    // Forwardable (ruby/forwardable: `def_delegator(accessor, method, ali = method)`,
+    // `def_delegators(accessor, *methods)`) and ActiveSupport's `delegate(*methods, to:)`.
+    delegations: &[
+        Delegation {
+            call: "def_delegator",
+            form: DelegationForm::Aliased,
+        },
+        Delegation {
+            call: "def_delegators",
+            form: DelegationForm::Listed,
+        },
+        Delegation {
+            call: "delegate",
+            form: DelegationForm::To("to"),
+        },
+    ],
 };
 
 fn params(node: Node, src: &str) -> Vec<Param> {

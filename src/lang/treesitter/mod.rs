@@ -8,12 +8,13 @@
 //! up: `expr.rs` lowers expressions, `stmt.rs` calls and statements, `text.rs`
 //! spells names. The only module that sees tree-sitter types.
 
+mod delegation;
 mod expr;
 mod stmt;
 mod table;
 mod text;
 
-pub use table::{AssignShape, CallShape, Fields, Heredoc, NodeTable};
+pub use table::{AssignShape, CallShape, Delegation, DelegationForm, Fields, Heredoc, NodeTable};
 pub use text::{abbreviate, collapse_ws, MAX_TEXT};
 
 use tree_sitter::{Node, Parser, Tree};

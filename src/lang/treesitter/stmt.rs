@@ -75,12 +75,23 @@ impl Lowerer<'_> {
         let text = self.text(node);
         let receiver = if shape.constructor { None } else { receiver };
         let usage = if has_block { Usage::Guard } else { Usage::Used };
-        self.push_call(
+        let lowered = self.push_call(
             (name, collapse_ws(&callee), receiver, args),
             (sp, name_span),
             usage,
             text,
-        )
+        );
+        // `def_delegator :lock_manager, :lock, :acquire_lock_for` in a class body.
+        let made = self.model.calls.last();
+        if !self.t.delegations.is_empty()
+            && self.func_stack.is_empty()
+            && made.is_some_and(|c| c.receiver.is_none())
+        {
+            if let Some(call) = made.cloned() {
+                self.delegations(&call);
+            }
+        }
+        lowered
     }
 
     /// Records a call in the current function and block; its value as an expression.

@@ -114,6 +114,25 @@ pub struct NodeTable {
     /// way, byte for byte the same length (so every offset holds); `None`
     /// when nothing needed it.
     pub mend: Option<fn(&str) -> Option<String>>,
+    /// Class-body calls that define methods forwarding to an object's
+    /// (Ruby's Forwardable `def_delegator`, Rails `delegate .. to:`).
+    pub delegations: &'static [Delegation],
+}
+
+/// A class-body call defining methods that forward to another object's.
+pub struct Delegation {
+    pub call: &'static str,
+    pub form: DelegationForm,
+}
+
+/// Where a delegation names the object and its methods.
+pub enum DelegationForm {
+    /// `def_delegator :accessor, :method, :alias` (the alias defaults to the method).
+    Aliased,
+    /// `def_delegators :accessor, :a, :b`.
+    Listed,
+    /// `delegate :a, :b, to: :accessor` (the keyword's name).
+    To(&'static str),
 }
 
 /// A string whose body follows its use (Ruby `<<~LUA`): the marker's kind,
