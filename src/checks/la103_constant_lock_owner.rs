@@ -6,7 +6,8 @@ use crate::sites::{resolve, FileAnalysis, SiteKind};
 declare_rule! {
     /// ## What it flags
     /// A lock whose owner value is a constant: `SET lock:x "1" NX PX 30000`,
-    /// `set(key, "locked", nx=True, ...)`, a fixed `token=` / `id=` /
+    /// `set(key, "locked", nx=True, ...)`, `redis.set(key, nil, nx: true, px: ttl)`
+    /// (every holder stores the same empty value), a fixed `token=` / `id=` /
     /// `WithValue("worker")` / `identifier` passed to a lock library. For raw
     /// commands it fires when the key is also released in the file (a
     /// dedup marker that is never deleted has no owner to tell apart).
@@ -57,7 +58,12 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
         let value = resolve::resolve(fa.model, owner, site.func);
         let literal = matches!(
             value.kind,
-            ExprKind::Str(_) | ExprKind::Int(_) | ExprKind::Bool(_) | ExprKind::Float(_)
+            ExprKind::Str(_)
+                | ExprKind::Int(_)
+                | ExprKind::Bool(_)
+                | ExprKind::Float(_)
+                // `nil` / `null`: stored as the same empty or `null` string by every holder.
+                | ExprKind::Null
         );
         if !literal {
             continue;
