@@ -295,7 +295,7 @@ pub fn analyze<'m>(
                         .iter()
                         .copied()
                         .find(|&i| sites[i].func == func_of(cmd));
-                    own.or_else(|| found.iter().copied().find(|_| !local_only))
+                    own.or_else(|| found.first().copied().filter(|_| !local_only))
                 })
                 .or_else(|| {
                     let helper = resolve::key_family(model, key, func_of(cmd))?;

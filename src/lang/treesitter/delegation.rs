@@ -3,25 +3,22 @@
 //! &block)` as `lock_manager.lock(*args, &block)`. Lowered as that method,
 //! so a lock helper reached through a delegation is a wrapper like any other.
 
-use super::table::DelegationForm;
+use super::table::{Delegation, DelegationForm};
 use super::Lowerer;
 use crate::model::{Arg, Call, Expr, Function, GuardKind, Param, Span, Usage};
 
 impl Lowerer<'_> {
-    /// The methods the class-body call `call` defines by delegation, if it
-    /// is one of the grammar's delegations.
-    pub(super) fn delegations(&mut self, call: &Call) {
+    /// The methods the class-body call `call`, one of the grammar's
+    /// delegations (`d`), defines.
+    pub(super) fn delegations(&mut self, d: &Delegation, call: &Call) {
         let Some(class) = self.class_stack.last().cloned() else {
-            return;
-        };
-        let Some(d) = (self.t.delegations.iter()).find(|d| d.call == call.name) else {
             return;
         };
         let names: Vec<&str> = (call.args.iter())
             .filter(|a| a.name.is_none())
             .filter_map(|a| a.value.as_str())
             .collect();
-        let pairs: Vec<(String, String, String)> = match d.form {
+        let triples: Vec<(&str, &str, &str)> = match d.form {
             DelegationForm::Aliased => match names[..] {
                 [accessor, method] => vec![(accessor, method, method)],
                 [accessor, method, alias, ..] => vec![(accessor, method, alias)],
@@ -35,26 +32,20 @@ impl Lowerer<'_> {
                 Some(accessor) => names.iter().map(|m| (accessor, *m, *m)).collect(),
                 None => Vec::new(),
             },
-        }
-        .into_iter()
-        .map(|(a, m, alias)| (a.to_string(), m.to_string(), alias.to_string()))
-        .collect();
+        };
         // `delegate :lock, to: :manager, prefix: true` defines `manager_lock`
         // (`prefix: :locks`: `locks_lock`).
         let prefix = call.keyword("prefix").and_then(|p| match p.text.as_str() {
             "true" => Some(String::new()),
             _ => p.as_str().map(str::to_string),
         });
-        let pairs = pairs.into_iter().map(|(accessor, method, alias)| {
+        for (accessor, method, alias) in triples {
             let alias = match prefix.as_deref() {
                 Some("") => format!("{}_{alias}", accessor.trim_start_matches('@')),
                 Some(own) => format!("{own}_{alias}"),
-                None => alias,
+                None => alias.to_string(),
             };
-            (accessor, method, alias)
-        });
-        for (accessor, method, alias) in pairs {
-            self.forwarding_method(&class, (&accessor, &method, &alias), call.span);
+            self.forwarding_method(&class, (accessor, method, &alias), call.span);
         }
     }
 

@@ -82,14 +82,13 @@ impl Lowerer<'_> {
             text,
         );
         // `def_delegator :lock_manager, :lock, :acquire_lock_for` in a class body.
-        let made = self.model.calls.last();
-        if !self.t.delegations.is_empty()
-            && self.func_stack.is_empty()
-            && made.is_some_and(|c| c.receiver.is_none())
-        {
-            if let Some(call) = made.cloned() {
-                self.delegations(&call);
-            }
+        let table = self.t;
+        let made = self.model.calls.last().filter(|c| c.receiver.is_none());
+        let delegation = made
+            .filter(|_| self.func_stack.is_empty())
+            .and_then(|c| table.delegations.iter().find(|d| d.call == c.name));
+        if let (Some(d), Some(call)) = (delegation, made.cloned()) {
+            self.delegations(d, &call);
         }
         lowered
     }
