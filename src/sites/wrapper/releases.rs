@@ -19,8 +19,13 @@ fn receiver_releases<'m>(model: &'m FileModel, call: &'m Call) -> Vec<&'m Call> 
             c.span.start > call.span.end
                 && match (recv, c.receiver.as_deref()) {
                     // `lockUser()` ... `releaseUser()`: the object itself,
-                    // when the two are named for the same thing.
-                    (None, None) => !named.is_empty() && lock_object(&c.name) == named,
+                    // when the two are named for the same thing; helpers named
+                    // for nothing else (`acquire_lock(lock_id=k)` ... `release_lock(lock_id=k)`)
+                    // when they name the same key.
+                    (None, None) if named.is_empty() => {
+                        lock_object(&c.name).is_empty() && same_key(call, c)
+                    }
+                    (None, None) => lock_object(&c.name) == named,
                     (Some(recv), Some(r)) => r.text == recv.text,
                     _ => false,
                 }
@@ -34,6 +39,14 @@ fn receiver_releases<'m>(model: &'m FileModel, call: &'m Call) -> Vec<&'m Call> 
     (releases.into_iter())
         .filter(|c| !by_name || lock_object(&c.name) == named)
         .collect()
+}
+
+/// Do two calls pass the same first argument (`lock_id=lock_id`, `key`)?
+fn same_key(a: &Call, b: &Call) -> bool {
+    match (a.args.first(), b.args.first()) {
+        (Some(x), Some(y)) => x.value.text == y.value.text,
+        _ => false,
+    }
 }
 
 /// What a lock or release method names besides the taking and giving back:
