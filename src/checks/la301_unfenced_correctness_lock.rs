@@ -1,6 +1,6 @@
 use super::declare_rule;
 use crate::checks::Finding;
-use crate::sites::{Class, FileAnalysis};
+use crate::sites::{pools, Class, FileAnalysis};
 
 declare_rule! {
     /// ## What it flags
@@ -54,7 +54,9 @@ declare_rule! {
     /// Efficiency and unclassified locks; writes guarded as above; session or
     /// transaction-bound database locks (`pg_advisory_lock`, `FOR UPDATE`)
     /// whose writes go through the same connection: the database ends lock
-    /// and writes together. (A row claim, `UPDATE .. SET owner = me WHERE owner
+    /// and writes together. (A write a session lock's section sends through
+    /// the pool, `sqlx::query(..).execute(pool)`, `pool.query(..)`, goes out
+    /// on another connection: flagged.) (A row claim, `UPDATE .. SET owner = me WHERE owner
     /// IS NULL`, is not such a lock: committed, it outlives its transaction.)
     /// A de-duplication marker set under the lock before
     /// the write (`SET payout:{id}:sent 1 NX EX 86400`) is an idempotency key
@@ -72,14 +74,17 @@ declare_rule! {
 
 fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
     for site in &fa.sites {
-        if site.class != Class::Correctness || site.database_bound() {
+        if site.class != Class::Correctness {
             continue;
         }
-        let Some(write) = site
-            .effects
-            .iter()
-            .find(|e| e.write && e.protection.is_none())
-        else {
+        // A session or transaction lock ends with its writes, unless a write
+        // goes out on another connection of the pool.
+        let bound = site.database_bound();
+        let Some(write) = site.effects.iter().find(|e| {
+            e.write
+                && e.protection.is_none()
+                && (!bound || pools::write_beside_session(fa.model, site, e.span))
+        }) else {
             continue;
         };
         let weakness = match site.backend.as_str() {

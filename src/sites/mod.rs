@@ -21,6 +21,7 @@ pub mod lua;
 mod marked_claim;
 pub mod near_miss;
 mod orm_claim;
+pub mod pools;
 pub mod receiver;
 pub mod resolve;
 mod script;

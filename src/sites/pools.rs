@@ -1,0 +1,39 @@
+//! Writes run on a connection pool. A session-level database lock
+//! (`pg_try_advisory_lock`, `GET_LOCK`) lives on the one connection that took
+//! it; a write the section runs through the pool (`sqlx::query(..).execute(pool)`,
+//! `pool.query(..)`) goes out on whatever connection the pool lends, so the
+//! database does not end lock and write together.
+
+use super::resolve;
+use super::{LockSite, Ttl};
+use crate::catalog::Scope;
+use crate::model::{Call, FileModel, Span};
+
+/// Does a write at `span` in `site`'s section run on a pool while `site` is
+/// a session lock taken on a connection of its own (not the pool itself)?
+pub fn write_beside_session(model: &FileModel, site: &LockSite, span: Span) -> bool {
+    if !matches!(site.ttl, Ttl::Scoped(Scope::Session)) || on_pool(model.call(site.call)) {
+        return false;
+    }
+    let Some(write) = model.calls.iter().find(|c| c.span == span) else {
+        return false;
+    };
+    // The write's chain: `sqlx::query(..).bind(k).execute(pool)`.
+    let mut chain = vec![write];
+    while let Some(next) =
+        (model.calls.iter()).find(|c| c.receiver_call() == Some(chain[chain.len() - 1].id))
+    {
+        chain.push(next);
+    }
+    chain.into_iter().any(on_pool)
+}
+
+/// Is `call` made on a pool or given one (`pool.query(..)`, `.execute(&self.pool)`)?
+fn on_pool(call: &Call) -> bool {
+    let root = (call.receiver.as_deref())
+        .filter(|r| r.as_call().is_none())
+        .map(|r| r.text.as_str());
+    root.into_iter()
+        .chain(call.args.iter().map(|a| a.value.text.as_str()))
+        .any(|t| resolve::words(t).iter().any(|w| w == "pool"))
+}
