@@ -4,8 +4,7 @@
 //! `pool.query(..)`) goes out on whatever connection the pool lends, so the
 //! database does not end lock and write together.
 
-use super::resolve;
-use super::{LockSite, Ttl};
+use super::{resolve, LockSite, Ttl};
 use crate::catalog::Scope;
 use crate::model::{Call, FileModel, Span};
 
