@@ -54,10 +54,11 @@ declare_rule! {
     /// Efficiency and unclassified locks; writes guarded as above; session or
     /// transaction-bound database locks (`pg_advisory_lock`, `FOR UPDATE`)
     /// whose writes go through the same connection: the database ends lock
-    /// and writes together. (A write a session lock's section sends through
-    /// the pool, `sqlx::query(..).execute(pool)`, `pool.query(..)`, goes out
-    /// on another connection: flagged.) (A row claim, `UPDATE .. SET owner = me WHERE owner
-    /// IS NULL`, is not such a lock: committed, it outlives its transaction.)
+    /// and writes together. A write a session lock's section sends through
+    /// the pool (`sqlx::query(..).execute(pool)`, `pool.query(..)`) goes out
+    /// on another connection and is flagged. (A row claim, `UPDATE .. SET owner
+    /// = me WHERE owner IS NULL`, is not such a lock: committed, it outlives
+    /// its transaction.)
     /// A de-duplication marker set under the lock before
     /// the write (`SET payout:{id}:sent 1 NX EX 86400`) is an idempotency key
     /// for it.
