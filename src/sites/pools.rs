@@ -4,6 +4,7 @@
 //! `pool.query(..)`) goes out on whatever connection the pool lends, so the
 //! database does not end lock and write together.
 
+use super::command::chain_successors;
 use super::{resolve, LockSite, Ttl};
 use crate::catalog::Scope;
 use crate::model::{Call, FileModel, Span};
@@ -18,13 +19,17 @@ pub fn write_beside_session(model: &FileModel, site: &LockSite, span: Span) -> b
         return false;
     };
     // The write's chain: `sqlx::query(..).bind(k).execute(pool)`.
-    let mut chain = vec![write];
-    while let Some(next) =
-        (model.calls.iter()).find(|c| c.receiver_call() == Some(chain[chain.len() - 1].id))
-    {
-        chain.push(next);
+    let next = chain_successors(model);
+    let mut id = write.id;
+    loop {
+        if on_pool(model.call(id)) {
+            return true;
+        }
+        match next.get(&id) {
+            Some(&n) => id = n,
+            None => return false,
+        }
     }
-    chain.into_iter().any(on_pool)
 }
 
 /// Is `call` made on a pool or given one (`pool.query(..)`, `.execute(&self.pool)`)?
