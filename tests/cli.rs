@@ -1074,6 +1074,11 @@ fn an_embedded_file_that_cannot_be_read_is_a_notice() {
         "pub fn next(conn: &mut PgConnection) {\n    diesel::sql_query(\"SELECT pg_advisory_xact_lock(7)\").execute(conn);\n    diesel::sql_query(include_str!(\"gone.sql\")).execute(conn);\n}\n",
     )
     .unwrap();
+    fs::write(
+        tmp.path().join("jobs.go"),
+        "package jobs\n\nimport _ \"embed\"\n\n//go:embed gone.lua\nvar lockSrc string\n\nvar lockKey = \"lock:jobs\"\n",
+    )
+    .unwrap();
     lock_audit()
         .args(["check", "--verbose", "--exit-zero", "--no-cache"])
         .arg(tmp.path())
@@ -1082,7 +1087,9 @@ fn an_embedded_file_that_cannot_be_read_is_a_notice() {
         .stderr(predicate::str::contains("jobs.rs"))
         .stderr(predicate::str::contains(
             "include_str!(\"gone.sql\") not read",
-        ));
+        ))
+        .stderr(predicate::str::contains("jobs.go"))
+        .stderr(predicate::str::contains("//go:embed gone.lua not read"));
 }
 
 #[test]

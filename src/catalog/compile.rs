@@ -184,6 +184,7 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 .extend(v.callback_registrations.iter().cloned());
             cat.callback_actions
                 .extend(v.callback_actions.iter().cloned());
+            cat.file_reads.extend(v.file_reads.iter().cloned());
         }
         files.push((path, src, raw));
     }

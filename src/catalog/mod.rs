@@ -228,6 +228,8 @@ pub struct Catalog {
     pub callback_registrations: Vec<String>,
     /// The registrations that run the class's actions (`around_action`).
     pub callback_actions: Vec<String>,
+    /// Calls that read the script or SQL file their argument names.
+    pub file_reads: Vec<String>,
     pub triggers: Vec<String>,
     /// The prefilter's table, one row per library.
     pub gates: Vec<Gate>,

@@ -351,6 +351,10 @@ pub struct RawVocabulary {
     /// bodies are its critical section.
     #[serde(default)]
     pub callback_actions: Vec<String>,
+    /// Calls whose value is the text of the file their argument names
+    /// (`File.read(..)`, `fs.readFileSync(..)`, `new ClassPathResource(..)`).
+    #[serde(default)]
+    pub file_reads: Vec<String>,
 }
 
 /// When a library lock call takes the lock.

@@ -97,6 +97,9 @@ pub struct Profile {
     /// The macro that embeds another file's text at build time, with its `!`
     /// (Rust `include_str!`): the named file's text is the expression's value.
     pub embed_macro: Option<&'static str>,
+    /// The comment directive that embeds a file into the variable declared
+    /// after it (Go `//go:embed lock.lua` above `var lockScript string`).
+    pub embed_directive: Option<&'static str>,
 }
 
 const ALL_EXITS: &[ExitKind] = &[
@@ -143,6 +146,7 @@ const C_STYLE: Profile = Profile {
     subclass_header: None,
     definition_keyword: None,
     embed_macro: None,
+    embed_directive: None,
 };
 
 static PYTHON: Profile = Profile {
@@ -268,6 +272,7 @@ static GO: Profile = Profile {
     test_files: &["*_test.go"],
     manifests: &["go.mod"],
     definition_keyword: Some("func"),
+    embed_directive: Some("//go:embed"),
     ..C_STYLE
 };
 

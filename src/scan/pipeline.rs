@@ -193,7 +193,7 @@ pub(super) fn analyse_text(
         });
     }
     cx.consts.bind(&mut model, &file.path);
-    embeds.bind(&mut model);
+    embeds.bind(&mut model, &catalog.file_reads);
     let by_callers: Vec<(usize, sites::Class, String)> = cx
         .by_callers
         .iter()
