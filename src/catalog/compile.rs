@@ -185,6 +185,7 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
             cat.callback_actions
                 .extend(v.callback_actions.iter().cloned());
             cat.file_reads.extend(v.file_reads.iter().cloned());
+            cat.clock_reads.extend(v.clock_reads.iter().cloned());
         }
         files.push((path, src, raw));
     }

@@ -230,6 +230,8 @@ pub struct Catalog {
     pub callback_actions: Vec<String>,
     /// Calls that read the script or SQL file their argument names.
     pub file_reads: Vec<String>,
+    /// Calls that read a clock and cannot fail.
+    pub clock_reads: Vec<String>,
     pub triggers: Vec<String>,
     /// The prefilter's table, one row per library.
     pub gates: Vec<Gate>,

@@ -355,6 +355,9 @@ pub struct RawVocabulary {
     /// (`File.read(..)`, `fs.readFileSync(..)`, `new ClassPathResource(..)`).
     #[serde(default)]
     pub file_reads: Vec<String>,
+    /// Calls that read a clock and cannot fail (`time.monotonic()`, `Date.now()`).
+    #[serde(default)]
+    pub clock_reads: Vec<String>,
 }
 
 /// When a library lock call takes the lock.

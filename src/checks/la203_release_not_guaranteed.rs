@@ -2,7 +2,7 @@ use super::declare_rule;
 use crate::catalog::Scope;
 use crate::checks::Finding;
 use crate::lang::profile::profile;
-use crate::model::{mentions, Conditional, ExitKind, FileModel, GuardKind, Span};
+use crate::model::{mentions, Call, Conditional, ExitKind, FileModel, GuardKind, Span};
 use crate::sites::{wrapper, FileAnalysis, LockSite, Ttl};
 
 declare_rule! {
@@ -22,6 +22,11 @@ declare_rule! {
     ///   `Semaphore.lock(..)` ... `Semaphore.release(mutex)`), by the same rules;
     ///   when one object holds several locks, each is paired with the release
     ///   named for the same thing (`lockFragment` ↔ `releaseFragment`);
+    /// - a release in `finally` / `ensure` or `defer` whose `try` / `begin` is
+    ///   entered, or `defer` reached, only after something that may raise (in
+    ///   Go: a `return`) has run since the acquisition (logging the grant,
+    ///   reading or marking what was acquired and taking the next lock do not
+    ///   count);
     /// - a release in `finally` / `ensure` written after another lock's
     ///   release in the same block (`finally { a.release(); b.release(); }`):
     ///   if the first raises (an expired Redis lock's release does), the
@@ -87,6 +92,14 @@ fn acquisition_names(model: &FileModel, site: &LockSite) -> Vec<String> {
             .filter(|a| a.value.text.starts_with('&'))
             .filter_map(|a| a.value.peel().as_name().map(str::to_string)),
     );
+    // The result of a call the acquisition runs inside (`const ok = await
+    // sequelize.transaction(async t => { ..claim.. })`) says whether it was taken.
+    names.extend(
+        (model.calls_in(site.func))
+            .filter(|c| c.span.contains(site.span) && c.span != end.span)
+            .flat_map(|c| c.usage.bound_names())
+            .map(str::to_string),
+    );
     // One hop: `acquired = row.get(0)` after `row = query_one(..)`.
     let derived: Vec<String> = model
         .assigns_in(site.func)
@@ -99,9 +112,29 @@ fn acquisition_names(model: &FileModel, site: &LockSite) -> Vec<String> {
 }
 
 /// A branch that tests the acquisition: its condition contains the acquiring
-/// call (`if not r.set(..):`, Go `if err := ..; err != nil`) or reads its result.
-fn tests_acquisition(site: &LockSite, names: &[String], c: &Conditional) -> bool {
-    c.stmt.contains(site.span) || names.iter().any(|n| mentions(&c.text, n))
+/// call (`if not r.set(..):`, Go `if err := ..; err != nil`) or reads its
+/// result, not a later value of the same name (`items, err := load(..)`).
+fn tests_acquisition(
+    model: &FileModel,
+    site: &LockSite,
+    names: &[String],
+    c: &Conditional,
+) -> bool {
+    let rebound = |n: &str| {
+        model.calls_in(site.func).any(|call| {
+            call.span.start > site.span.end
+                && call.span.end <= c.stmt.start
+                && call.usage.bound_names().contains(&n)
+                // `acquired = row.get(0)` reads the acquisition's answer.
+                && !names.iter().any(|m| {
+                    m != n
+                        && (call.receiver.iter().map(|r| &r.text))
+                            .chain(call.args.iter().map(|a| &a.value.text))
+                            .any(|t| mentions(t, m))
+                })
+        })
+    };
+    c.stmt.contains(site.span) || names.iter().any(|n| mentions(&c.text, n) && !rebound(n))
 }
 
 /// Is the exit at `span` on the not-acquired path? It is inside a branch that
@@ -114,7 +147,9 @@ fn on_failure_path(
     release: Span,
 ) -> bool {
     model.conditionals_in(site.func).any(|c| {
-        c.stmt.contains(span) && !c.stmt.contains(release) && tests_acquisition(site, names, c)
+        c.stmt.contains(span)
+            && !c.stmt.contains(release)
+            && tests_acquisition(model, site, names, c)
     })
 }
 
@@ -130,7 +165,7 @@ fn release_when_not_acquired(
     model.conditionals_in(site.func).any(|c| {
         c.stmt.contains(release)
             && !c.cond.contains(release)
-            && tests_acquisition(site, names, c)
+            && tests_acquisition(model, site, names, c)
             && language.is_negative(&c.text)
     })
 }
@@ -283,6 +318,22 @@ const ANY_BLOCK: &[GuardKind] = &[
     GuardKind::Closure,
 ];
 
+/// Where the code a release in `finally` / `ensure` or `defer` protects
+/// begins: its `try`, or the `defer` statement itself. What leaves the
+/// function between the acquisition and there skips the release.
+fn protected_from(model: &FileModel, rel: Span) -> Option<usize> {
+    if let Some(d) = model.enclosing(rel, &[GuardKind::Defer]) {
+        return Some(d.span.start);
+    }
+    if !model.inside(rel, &[GuardKind::Finally]) {
+        return None;
+    }
+    (model.tries.iter())
+        .filter(|t| t.contains(rel))
+        .min_by_key(|t| t.end - t.start)
+        .map(|t| t.start)
+}
+
 /// Another lock's release made just before `rel` in the same block of a
 /// `finally` (`finally { releaseFragment(); releaseStorageUnit(); }`): if it
 /// raises, `rel` never runs. One in its own `try` or branch is no such release.
@@ -332,6 +383,68 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
             if rel.start < site.span.end {
                 continue;
             }
+            if let Some(start) = protected_from(model, rel) {
+                let before = Span { start, end: start };
+                // Reading or marking what was acquired (`cur.fetchone()`,
+                // `row.update({lockedAt})`, a separate `EXPIRE`: LA102's), logging
+                // the grant, reading the clock, and taking or
+                // giving back another lock (their own failure is their business)
+                // before entering the `try` is the usual shape.
+                let own = |c: &Call| {
+                    let r = c.receiver.as_deref().and_then(|r| r.peel().as_name());
+                    let acquired_on = model.call(site.call).receiver.as_deref();
+                    r.is_some_and(|r| {
+                        acquired_on.and_then(|a| a.peel().as_name()) == Some(r)
+                            || site.handle.as_deref() == Some(r)
+                            || names.iter().any(|n| n == r)
+                    })
+                };
+                let ignored = |c: &Call| {
+                    own(c)
+                        || fa.catalog.log_methods.contains(&c.name)
+                        || fa.catalog.clock_reads.contains(&c.name)
+                        || site.separate_expire.is_some_and(|e| e.contains(c.span))
+                        || fa.locks().any(|s| s.span.contains(c.span))
+                        || fa.releases.iter().any(|r| r.span.contains(c.span))
+                };
+                let skipped: Vec<Span> = (model.calls_in(site.func).filter(|c| ignored(c)))
+                    .map(|c| c.span)
+                    .collect();
+                // What runs in the block that takes the lock (a retry loop, a
+                // transaction's callback) or in the handler of its failure
+                // (`catch` around the acquisition) is part of taking it.
+                let acquiring = |c: &Call| {
+                    (model.blocks.iter()).any(|b| {
+                        !matches!(b.kind, GuardKind::Function | GuardKind::Module)
+                            && b.span.contains(site.span)
+                            && b.span.contains(c.span)
+                            && !b.span.contains(before)
+                    }) || (model.handlers.iter())
+                        .any(|h| h.covers.contains(site.span) && h.span.contains(c.span))
+                };
+                let usual = |c: &Call| skipped.iter().any(|o| o.contains(c.span)) || acquiring(c);
+                if let Some((skip, why)) = skipping_path(fa, site, before, &names, &usual) {
+                    let f = Finding::new(
+                        &RULE,
+                        rel,
+                        format!(
+                            "the release of lock {} is skipped when {why} before {}",
+                            site.key_display(),
+                            if model.inside(rel, &[GuardKind::Defer]) {
+                                "the `defer` is reached"
+                            } else {
+                                "the block it protects (`try` / `begin`) is entered"
+                            }
+                        ),
+                    )
+                    .site(site)
+                    .label(skip, why)
+                    .label(site.span, "acquired here")
+                    .help("enter the `try` (or register the `defer`) right after acquiring");
+                    out.push(f);
+                    continue;
+                }
+            }
             if model.inside(rel, &[GuardKind::Finally]) {
                 if let Some(before) = released_before(model, rel, releases, &all) {
                     let f = Finding::new(
@@ -355,7 +468,7 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
             {
                 continue;
             }
-            if let Some((skip, why)) = skipping_path(fa, site, rel, &names) {
+            if let Some((skip, why)) = skipping_path(fa, site, rel, &names, &|_| false) {
                 let f = Finding::new(
                     &RULE,
                     rel,
@@ -373,12 +486,14 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
     }
 }
 
-/// The first thing between the acquisition and `rel` that leaves without releasing.
+/// The first thing between the acquisition and `rel` that leaves without
+/// releasing; calls that are `ignored` do not count.
 fn skipping_path(
     fa: &FileAnalysis,
     site: &LockSite,
     rel: Span,
     names: &[String],
+    ignored: &dyn Fn(&Call) -> bool,
 ) -> Option<(Span, &'static str)> {
     let model = fa.model;
     // After the whole acquisition expression (`sqlx::query(..).bind(k).execute(..)`).
@@ -412,7 +527,7 @@ fn skipping_path(
             .next(),
         true => model
             .calls_in(site.func)
-            .filter(|c| between(c.span) && !site.span.contains(c.span))
+            .filter(|c| between(c.span) && !site.span.contains(c.span) && !ignored(c))
             .filter(|c| !on_failure_path(model, site, names, c.span, rel))
             .find(|c| {
                 !model.inside(c.span, &[GuardKind::Closure])

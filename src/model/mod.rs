@@ -470,6 +470,8 @@ pub struct FileModel {
     pub exits: Vec<Exit>,
     pub conditionals: Vec<Conditional>,
     pub handlers: Vec<Handler>,
+    /// The statements a `finally` / `ensure` belongs to (`try` to its end).
+    pub tries: Vec<Span>,
     /// Code that exists only for tests inside a production file (Rust
     /// `#[cfg(test)]` modules, `#[test]` functions): findings there are test findings.
     pub test_regions: Vec<Span>,
@@ -525,6 +527,7 @@ impl FileModel {
             exits: Vec::new(),
             conditionals: Vec::new(),
             handlers: Vec::new(),
+            tries: Vec::new(),
             test_regions: Vec::new(),
             supers: HashMap::new(),
             decorators: Vec::new(),

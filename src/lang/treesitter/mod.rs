@@ -299,6 +299,9 @@ impl<'a> Lowerer<'a> {
                     Opens::Defer => GuardKind::Defer,
                     _ => GuardKind::Closure,
                 };
+                if let (Opens::Finally, Some(p)) = (opens, parent) {
+                    self.model.tries.push(span(p));
+                }
                 self.push_block(kind, span(node));
                 frame.pushed_block = true;
                 if t.bare_identifier_calls {
