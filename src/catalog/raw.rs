@@ -92,6 +92,13 @@ pub struct RawEffect {
     /// SQL statements (first keyword) in string arguments.
     #[serde(default)]
     pub sql: Vec<String>,
+    /// Only in files of these languages (`javascript` covers TypeScript).
+    #[serde(default)]
+    pub languages: Vec<String>,
+    /// Only when the first argument is an object / map literal (an ORM
+    /// record's `update({ status: 'PAID' })`, not `hash.update(chunk)`).
+    #[serde(default)]
+    pub first_arg_map: bool,
     /// A write that must be protected in a correctness lock (LA301).
     #[serde(default)]
     pub write: bool,

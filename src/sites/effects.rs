@@ -172,6 +172,15 @@ fn matches_effect(model: &FileModel, call: &Call, e: &RawEffect, locked: Option<
     if !e.methods.contains(&call.name) && !verb_first() {
         return false;
     }
+    let language = model.language.catalog_language().name();
+    if !e.languages.is_empty() && !e.languages.iter().any(|l| l == language) {
+        return false;
+    }
+    if e.first_arg_map
+        && !(call.args.first()).is_some_and(|a| matches!(a.value.peel().kind, ExprKind::Map(_)))
+    {
+        return false;
+    }
     // ORM writes are methods of a session, model or entity manager, never a
     // function imported from a module (lodash `merge(a, b)`).
     if e.kind == EffectKind::OrmWrite && import_of(model, call).is_some() {

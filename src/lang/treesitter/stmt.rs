@@ -221,6 +221,7 @@ impl Lowerer<'_> {
             None if ty.is_some() => Expr::other("", sp),
             None => return,
         };
+        self.destructured_require(&all_targets, &value, sp);
         if !matches!(value.kind, ExprKind::Other) || ty.is_some() {
             self.set_usage(&value, Usage::Assigned(all_targets));
         }
@@ -232,6 +233,40 @@ impl Lowerer<'_> {
             span: sp,
             func,
         });
+    }
+
+    /// `const { Mutex, Semaphore: Sem } = require('redis-semaphore')` imports
+    /// each name it binds, as `import { Mutex, Semaphore as Sem }` would.
+    fn destructured_require(&mut self, targets: &str, value: &Expr, sp: Span) {
+        let Some(names) = targets.strip_prefix('{').and_then(|t| t.strip_suffix('}')) else {
+            return;
+        };
+        let call = value.as_call().map(|id| &self.model.calls[id]);
+        let Some(module) = call
+            .filter(|c| self.t.import_calls.contains(&c.name.as_str()))
+            .and_then(|c| c.args.first())
+            .and_then(|a| a.value.as_str())
+            .map(str::to_string)
+        else {
+            return;
+        };
+        for part in names.split(',') {
+            let (name, alias) = match part.split_once(':') {
+                Some((n, a)) => (n.trim(), Some(a.trim().to_string())),
+                None => (part.trim(), None),
+            };
+            if !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+            {
+                self.model.imports.push(Import {
+                    path: format!("{module}.{name}"),
+                    alias,
+                    span: sp,
+                });
+            }
+        }
     }
 
     fn set_usage(&mut self, e: &Expr, usage: Usage) {
