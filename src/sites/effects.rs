@@ -496,13 +496,13 @@ pub fn of_section(fa: &FileAnalysis, site: &LockSite, writers: &Writers) -> Vec<
         .collect()
 }
 
-/// The classifying write that weighs most (the first of equals). Writes
-/// only: a helper that fills a cache (`getFxRate` -> `cache.set`) does not
-/// make its caller's section cache work.
+/// The write that weighs most (the first of equals; one with class evidence
+/// before one without). Writes only: a helper that fills a cache
+/// (`getFxRate` -> `cache.set`) does not make its caller's section cache work.
 pub fn strongest_write(effects: impl Iterator<Item = Effect>) -> Option<Effect> {
     effects
-        .filter(|e| e.write && e.class.is_some())
-        .max_by_key(|e| (e.weight, std::cmp::Reverse(e.span.start)))
+        .filter(|e| e.write)
+        .max_by_key(|e| (e.class.is_some(), e.weight, std::cmp::Reverse(e.span.start)))
 }
 
 /// A row claim's own writes, not work under it: its commit (`session.execute(

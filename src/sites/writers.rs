@@ -27,7 +27,9 @@ pub struct Writer {
     /// The line of the effect in `path`.
     pub line: usize,
     pub kind: EffectKind,
-    pub class: ClassName,
+    /// The class the write is evidence of; none for a write that says
+    /// nothing of its purpose (a record's `update({..})`, an HTTP POST).
+    pub class: Option<ClassName>,
     pub weight: i32,
     pub write: bool,
     /// How the write protects itself (a conditional write in the callee).
@@ -89,7 +91,7 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
             language: model.language.catalog_language(),
             line: line_of(e.span.start),
             kind: e.kind,
-            class: e.class.unwrap_or(ClassName::Correctness),
+            class: e.class,
             weight: e.weight,
             write: e.write,
             protection: e.protection,
@@ -220,7 +222,7 @@ pub fn effect_through(writer: &Writer, call: &Call, fenced: bool) -> Effect {
         span: call.span,
         reached: call.span,
         write: writer.write,
-        class: Some(writer.class),
+        class: writer.class,
         weight: writer.weight,
         protection: if fenced {
             Some(effects::Protection::Fencing)
