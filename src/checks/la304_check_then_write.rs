@@ -1,8 +1,8 @@
 use super::declare_rule;
 use crate::checks::Finding;
 use crate::model::Call;
-use crate::sites::effects::section_calls;
 use crate::sites::resolve;
+use crate::sites::section::section_calls;
 use crate::sites::{Class, FileAnalysis, LockSite};
 
 declare_rule! {

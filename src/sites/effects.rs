@@ -7,7 +7,7 @@ use super::writers::Writers;
 use super::{resolve, FileAnalysis, LockSite, Ttl};
 use crate::catalog::raw::{ClassName, EffectKind, RawEffect};
 use crate::catalog::{Catalog, Scope};
-use crate::model::{mentions, Call, ExprKind, FileModel, FuncId, Span};
+use crate::model::{mentions, Call, ExprKind, FileModel, Span};
 
 /// A call in a critical section with a catalogued effect.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -220,69 +220,6 @@ pub fn import_of<'m>(model: &'m FileModel, call: &Call) -> Option<&'m crate::mod
     })
 }
 
-/// How deep [`section_calls`] follows same-file functions calling each other
-/// (`order.lock(() => recordPaypalCapture(..))` → `recordTransaction(..)` →
-/// `models.Transaction.create..(..)`).
-const SAME_FILE_DEPTH: usize = 3;
-
-/// The calls that run in `site`'s critical section: the section itself, plus
-/// the bodies of same-file functions it calls, and of those they call, up to
-/// [`SAME_FILE_DEPTH`] levels, each body once. Each with where in the section
-/// it runs: its own span, or the span of the section's call that leads to the
-/// function it is in (so "after the check" compares places in the section).
-pub fn section_calls<'m>(model: &'m FileModel, site: &LockSite) -> Vec<(&'m Call, Span)> {
-    let direct: Vec<&Call> = model
-        .calls_starting_in(site.held_over.or(site.func), site.section)
-        .into_iter()
-        // A block form's body lies inside the acquiring call; otherwise the
-        // call's own arguments are not part of the section.
-        .filter(|c| {
-            site.section.contains(c.span)
-                && (site.span.contains(site.section) || !site.span.contains(c.span))
-        })
-        .collect();
-    let mut out: Vec<(&Call, Span)> = direct.iter().map(|c| (*c, c.span)).collect();
-    // The actions a registered callback runs around (`around_action`).
-    out.extend(
-        (site.runs_around.iter())
-            .flat_map(|&f| model.calls_in(Some(f)))
-            .map(|c| (c, site.span)),
-    );
-    let mut seen: std::collections::HashSet<FuncId> = (site.func.into_iter())
-        .chain(site.held_over)
-        .chain(site.runs_around.iter().copied())
-        .collect();
-    let mut level: Vec<(&Call, Span)> = out.clone();
-    for _ in 0..SAME_FILE_DEPTH {
-        let mut next = Vec::new();
-        for (c, at) in level {
-            let Some(f) = on_own_object(model, c)
-                .then(|| model.function_named(&c.name))
-                .flatten()
-            else {
-                continue;
-            };
-            if !seen.insert(f.id) {
-                continue;
-            }
-            next.extend(model.calls_in(Some(f.id)).map(|inner| (inner, at)));
-        }
-        out.extend(next.iter().copied());
-        level = next;
-    }
-    out
-}
-
-/// Is `call` a call of a function of this file's own scope: a bare call, or
-/// a method on the object itself (`self._apply()`, `this.save()`, Go's
-/// `r.flush()` on the method's receiver)? `cache.updateFragment()` on
-/// another object is not, whatever this file defines under that name.
-pub fn on_own_object(model: &FileModel, call: &Call) -> bool {
-    call.receiver
-        .as_deref()
-        .is_none_or(|r| resolve::is_self(model, call.func, &r.text))
-}
-
 /// Names carrying the grant: the handle, the acquisition's result, and one
 /// assignment derived from them (`fence := m.Header().Revision`), plus Redis
 /// `INCR` counters read in the same function.
@@ -476,7 +413,7 @@ pub fn of_section(fa: &FileAnalysis, site: &LockSite, writers: &Writers) -> Vec<
     let locked = (own
         .filter(|r| site.via.is_some() && !resolve::is_self(fa.model, site.func, &r.text)))
     .map(|r| r.text.as_str());
-    section_calls(fa.model, site)
+    super::section::section_calls(fa.model, site)
         .into_iter()
         .filter(|(call, reached)| !claim_commit(call) && !released.contains(reached))
         .filter_map(|(call, reached)| {

@@ -25,6 +25,7 @@ pub mod pools;
 pub mod receiver;
 pub mod resolve;
 mod script;
+pub mod section;
 mod site;
 mod slots;
 pub mod sql;

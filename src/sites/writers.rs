@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::effects::{self, Effect};
-use super::{resolve, FileAnalysis, LockSite};
+use super::{resolve, section, FileAnalysis, LockSite};
 use crate::catalog::raw::{ClassName, EffectKind};
 use crate::model::{Call, FileModel, FuncId, Language};
 
@@ -76,7 +76,7 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
         }
         let called = model
             .calls_in(Some(f.id))
-            .filter(|c| effects::on_own_object(model, c))
+            .filter(|c| section::on_own_object(model, c))
             .filter_map(|c| model.function_named(&c.name))
             .filter(|g| g.id != f.id)
             .filter_map(|g| direct[g.id].clone());
@@ -105,7 +105,7 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
 /// The names `site`'s section calls that this file does not define: where
 /// a writer of another file may be reached.
 pub fn outside_calls(model: &FileModel, site: &LockSite) -> Vec<String> {
-    let mut names: Vec<String> = effects::section_calls(model, site)
+    let mut names: Vec<String> = section::section_calls(model, site)
         .into_iter()
         .map(|(c, _)| c.name.clone())
         .filter(|n| model.function_named(n).is_none())

@@ -162,7 +162,12 @@ impl Lowerer<'_> {
                 _ => {}
             }
         }
-        let kind = if !pairs.is_empty() || (map && items.is_empty()) {
+        let kind = if map {
+            // A shorthand entry (`{ token }`) is `token: token`; a spread adds none.
+            let shorthand = items.into_iter().filter(|e| e.as_name().is_some());
+            pairs.extend(shorthand.map(|e| (e.clone(), e)));
+            ExprKind::Map(pairs)
+        } else if !pairs.is_empty() {
             ExprKind::Map(pairs)
         } else {
             ExprKind::List(items)
