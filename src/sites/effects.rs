@@ -58,11 +58,18 @@ fn sql_of(model: &FileModel, call: &Call) -> Option<String> {
         };
         let up = text.trim_start().to_ascii_uppercase();
         let first = up.split_whitespace().next()?.to_string();
-        [
-            "SELECT", "INSERT", "UPDATE", "DELETE", "MERGE", "UPSERT", "REPLACE", "WITH",
-        ]
-        .contains(&first.as_str())
-        .then_some(up)
+        // A write names what it writes with its own clause words: prose that
+        // starts with the verb ("update default branch failed: %w") does not.
+        let has = |w: &str| up.split_whitespace().any(|x| x == w);
+        let shaped = match first.as_str() {
+            "SELECT" | "WITH" => true,
+            "UPDATE" => has("SET"),
+            "INSERT" => has("INTO") || has("VALUES"),
+            "DELETE" => has("FROM") || has("WHERE"),
+            "MERGE" | "UPSERT" | "REPLACE" => has("INTO"),
+            _ => false,
+        };
+        shaped.then_some(up)
     })
 }
 
