@@ -354,6 +354,11 @@ fn released_before(model: &FileModel, rel: Span, own: &[Span], all: &[Vec<Span>]
 fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
     let model = fa.model;
     let all: Vec<Vec<Span>> = fa.locks().map(|s| release_spans(fa, s)).collect();
+    // Every acquisition and release of the file: taking or giving back another
+    // lock is not work that can skip a release.
+    let taken: Vec<Span> = (fa.locks().map(|s| s.span))
+        .chain(fa.releases.iter().map(|r| r.span))
+        .collect();
     for (site, releases) in fa.locks().zip(&all) {
         if site.guarded {
             continue;
@@ -383,67 +388,9 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
             if rel.start < site.span.end {
                 continue;
             }
-            if let Some(start) = protected_from(model, rel) {
-                let before = Span { start, end: start };
-                // Reading or marking what was acquired (`cur.fetchone()`,
-                // `row.update({lockedAt})`, a separate `EXPIRE`: LA102's), logging
-                // the grant, reading the clock, and taking or
-                // giving back another lock (their own failure is their business)
-                // before entering the `try` is the usual shape.
-                let own = |c: &Call| {
-                    let r = c.receiver.as_deref().and_then(|r| r.peel().as_name());
-                    let acquired_on = model.call(site.call).receiver.as_deref();
-                    r.is_some_and(|r| {
-                        acquired_on.and_then(|a| a.peel().as_name()) == Some(r)
-                            || site.handle.as_deref() == Some(r)
-                            || names.iter().any(|n| n == r)
-                    })
-                };
-                let ignored = |c: &Call| {
-                    own(c)
-                        || fa.catalog.log_methods.contains(&c.name)
-                        || fa.catalog.clock_reads.contains(&c.name)
-                        || site.separate_expire.is_some_and(|e| e.contains(c.span))
-                        || fa.locks().any(|s| s.span.contains(c.span))
-                        || fa.releases.iter().any(|r| r.span.contains(c.span))
-                };
-                let skipped: Vec<Span> = (model.calls_in(site.func).filter(|c| ignored(c)))
-                    .map(|c| c.span)
-                    .collect();
-                // What runs in the block that takes the lock (a retry loop, a
-                // transaction's callback) or in the handler of its failure
-                // (`catch` around the acquisition) is part of taking it.
-                let acquiring = |c: &Call| {
-                    (model.blocks.iter()).any(|b| {
-                        !matches!(b.kind, GuardKind::Function | GuardKind::Module)
-                            && b.span.contains(site.span)
-                            && b.span.contains(c.span)
-                            && !b.span.contains(before)
-                    }) || (model.handlers.iter())
-                        .any(|h| h.covers.contains(site.span) && h.span.contains(c.span))
-                };
-                let usual = |c: &Call| skipped.iter().any(|o| o.contains(c.span)) || acquiring(c);
-                if let Some((skip, why)) = skipping_path(fa, site, before, &names, &usual) {
-                    let f = Finding::new(
-                        &RULE,
-                        rel,
-                        format!(
-                            "the release of lock {} is skipped when {why} before {}",
-                            site.key_display(),
-                            if model.inside(rel, &[GuardKind::Defer]) {
-                                "the `defer` is reached"
-                            } else {
-                                "the block it protects (`try` / `begin`) is entered"
-                            }
-                        ),
-                    )
-                    .site(site)
-                    .label(skip, why)
-                    .label(site.span, "acquired here")
-                    .help("enter the `try` (or register the `defer`) right after acquiring");
-                    out.push(f);
-                    continue;
-                }
+            if let Some(f) = skipped_before_protection(fa, site, rel, &names, &taken) {
+                out.push(f);
+                continue;
             }
             if model.inside(rel, &[GuardKind::Finally]) {
                 if let Some(before) = released_before(model, rel, releases, &all) {
@@ -484,6 +431,80 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
             }
         }
     }
+}
+
+/// LA203 for a release in `finally` / `ensure` or `defer` when something
+/// that may leave the function runs between the acquisition and the `try`
+/// it closes (or the `defer` statement). `taken`: the file's acquisitions
+/// and releases.
+fn skipped_before_protection(
+    fa: &FileAnalysis,
+    site: &LockSite,
+    rel: Span,
+    names: &[String],
+    taken: &[Span],
+) -> Option<Finding> {
+    let model = fa.model;
+    let start = protected_from(model, rel)?;
+    let before = Span { start, end: start };
+    let acquired_on = (model.call(site.call).receiver.as_deref()).and_then(|a| a.peel().as_name());
+    // Reading or marking what was acquired (`cur.fetchone()`,
+    // `row.update({lockedAt})`, a separate `EXPIRE`: LA102's), logging the
+    // grant, reading the clock, and taking or giving back another lock (their
+    // own failure is their business) before entering the `try` is the usual shape.
+    let own = |c: &Call| {
+        let r = c.receiver.as_deref().and_then(|r| r.peel().as_name());
+        r.is_some_and(|r| {
+            acquired_on == Some(r)
+                || site.handle.as_deref() == Some(r)
+                || names.iter().any(|n| n == r)
+        })
+    };
+    let ignored = |c: &Call| {
+        own(c)
+            || fa.catalog.log_methods.contains(&c.name)
+            || fa.catalog.clock_reads.contains(&c.name)
+            || site.separate_expire.is_some_and(|e| e.contains(c.span))
+            || taken.iter().any(|t| t.contains(c.span))
+    };
+    let skipped: Vec<Span> = (model.calls_in(site.func))
+        .filter(|c| c.span.start >= site.span.end && c.span.end <= start && ignored(c))
+        .map(|c| c.span)
+        .collect();
+    // What runs in the block that takes the lock (a retry loop, a
+    // transaction's callback) or in the handler of its failure (`catch`
+    // around the acquisition) is part of taking it.
+    let taking: Vec<Span> = (model.blocks.iter())
+        .filter(|b| !matches!(b.kind, GuardKind::Function | GuardKind::Module))
+        .filter(|b| b.span.contains(site.span) && !b.span.contains(before))
+        .map(|b| b.span)
+        .chain(
+            (model.handlers.iter())
+                .filter(|h| h.covers.contains(site.span))
+                .map(|h| h.span),
+        )
+        .collect();
+    let usual = |c: &Call| skipped.iter().chain(&taking).any(|o| o.contains(c.span));
+    let (skip, why) = skipping_path(fa, site, before, names, &usual)?;
+    let place = if model.inside(rel, &[GuardKind::Defer]) {
+        "the `defer` is reached"
+    } else {
+        "the block it protects (`try` / `begin`) is entered"
+    };
+    Some(
+        Finding::new(
+            &RULE,
+            rel,
+            format!(
+                "the release of lock {} is skipped when {why} before {place}",
+                site.key_display()
+            ),
+        )
+        .site(site)
+        .label(skip, why)
+        .label(site.span, "acquired here")
+        .help("enter the `try` (or register the `defer`) right after acquiring"),
+    )
 }
 
 /// The first thing between the acquisition and `rel` that leaves without
