@@ -255,11 +255,13 @@ impl Lowerer<'_> {
                 Some((n, a)) => (n.trim(), Some(a.trim().to_string())),
                 None => (part.trim(), None),
             };
-            if !name.is_empty()
-                && name
-                    .chars()
-                    .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
-            {
+            let plain = |n: &str| {
+                !n.is_empty()
+                    && n.chars()
+                        .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+            };
+            // A nested pattern (`{ a: { b } }`) binds no module member by name.
+            if plain(name) && alias.as_deref().is_none_or(plain) {
                 self.model.imports.push(Import {
                     path: format!("{module}.{name}"),
                     alias,
