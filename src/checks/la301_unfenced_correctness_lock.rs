@@ -74,6 +74,8 @@ declare_rule! {
 }
 
 fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
+    // Built on the first session lock's write that needs it, once per file.
+    let chains = std::cell::OnceCell::new();
     for site in &fa.sites {
         if site.class != Class::Correctness {
             continue;
@@ -84,7 +86,13 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
         let Some(write) = site.effects.iter().find(|e| {
             e.write
                 && e.protection.is_none()
-                && (!bound || pools::write_beside_session(fa.model, site, e.span))
+                && (!bound
+                    || pools::write_beside_session(
+                        fa.model,
+                        chains.get_or_init(|| pools::Chains::new(fa.model)),
+                        site,
+                        e.span,
+                    ))
         }) else {
             continue;
         };

@@ -4,28 +4,54 @@
 //! `pool.query(..)`) goes out on whatever connection the pool lends, so the
 //! database does not end lock and write together.
 
+use std::collections::HashMap;
+
 use super::command::chain_successors;
 use super::{resolve, LockSite, Ttl};
 use crate::catalog::Scope;
-use crate::model::{Call, FileModel, Span};
+use crate::model::{Call, CallId, FileModel, Span};
+
+/// A file's call chains and its calls by place: built once for all the
+/// writes of all the file's sites.
+pub struct Chains {
+    next: HashMap<CallId, CallId>,
+    by_span: HashMap<Span, CallId>,
+}
+
+impl Chains {
+    pub fn new(model: &FileModel) -> Self {
+        let mut by_span = HashMap::new();
+        for c in &model.calls {
+            by_span.entry(c.span).or_insert(c.id);
+        }
+        Chains {
+            next: chain_successors(model),
+            by_span,
+        }
+    }
+}
 
 /// Does a write at `span` in `site`'s section run on a pool while `site` is
 /// a session lock taken on a connection of its own (not the pool itself)?
-pub fn write_beside_session(model: &FileModel, site: &LockSite, span: Span) -> bool {
+pub fn write_beside_session(
+    model: &FileModel,
+    chains: &Chains,
+    site: &LockSite,
+    span: Span,
+) -> bool {
     if !matches!(site.ttl, Ttl::Scoped(Scope::Session)) || on_pool(model.call(site.call)) {
         return false;
     }
-    let Some(write) = model.calls.iter().find(|c| c.span == span) else {
+    let Some(&write) = chains.by_span.get(&span) else {
         return false;
     };
     // The write's chain: `sqlx::query(..).bind(k).execute(pool)`.
-    let next = chain_successors(model);
-    let mut id = write.id;
+    let mut id = write;
     loop {
         if on_pool(model.call(id)) {
             return true;
         }
-        match next.get(&id) {
+        match chains.next.get(&id) {
             Some(&n) => id = n,
             None => return false,
         }
