@@ -7,7 +7,10 @@ declare_rule! {
     /// A lock acquired with no expiry, where nothing ever sets one: Redis
     /// `SET key owner NX` without `EX`/`PX`/`EXAT`/`PXAT`, or `SETNX`, with no
     /// later `EXPIRE` on that key (with a separate later `EXPIRE` it is LA102
-    /// instead).
+    /// instead). A row marked claimed under a row lock (`findByPk(id, {lock:
+    /// true})`, then `update({lockedAt: now})` when `if (row.lockedAt)` found
+    /// it free) whose test reads only that the mark is there, never its age,
+    /// never expires either.
     ///
     /// ## Why it breaks
     /// A lock without a TTL is released only by its holder. When the holder
@@ -52,7 +55,8 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
         if site.via.is_some() {
             continue;
         }
-        if !matches!(site.ttl, Ttl::Absent) || site.separate_expire.is_some() {
+        let expires = !matches!(site.ttl, Ttl::Absent) && !site.never_stale;
+        if expires || site.separate_expire.is_some() {
             continue;
         }
         let key = site.key_display();

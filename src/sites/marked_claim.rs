@@ -29,7 +29,7 @@ pub fn analyze(
         if !(site.database_bound() && matches!(site.ttl, Ttl::Scoped(Scope::Transaction))) {
             continue;
         }
-        let Some((mark, col, value)) = marked(model, claim, site) else {
+        let Some((mark, col, value, presence)) = marked(model, claim, site) else {
             continue;
         };
         let cleared = clearing(model, claim, site.span, mark, &col);
@@ -41,6 +41,7 @@ pub fn analyze(
         }
         site.ttl = Ttl::Scoped(Scope::Row);
         site.mark = Some(mark.span);
+        site.never_stale = presence;
         site.owner = Some(value.clone());
         site.evidence.push(format!(
             "`{}` marks the locked row claimed (`{col}`) before its transaction ends: the claim outlives the row lock",
@@ -67,12 +68,15 @@ pub fn analyze(
 }
 
 /// The write after `site`, in its function, that sets a claimant (not to
-/// null or false) after a test of it: the call, the column and the value.
+/// null or false) after a test of it: the call, the column, the value, and
+/// whether every test reads only that the mark is there (`if (o.data?.lockedAt)`,
+/// `if job.locked_by is not None`), never its age (`lockedAt < cutoff`) nor
+/// through a method (`o.isLocked()`, which may): such a claim never goes stale.
 fn marked<'m>(
     model: &'m FileModel,
     claim: &SqlLock,
     site: &LockSite,
-) -> Option<(&'m Call, String, &'m Expr)> {
+) -> Option<(&'m Call, String, &'m Expr, bool)> {
     let after = |at: usize| at >= site.span.end;
     let claimant = |col: &str| mark_column(col, &claim.mark_claimants);
     // `job.locked_by = me`, for a `job.save()` after it.
@@ -94,10 +98,17 @@ fn marked<'m>(
             })?;
             Some((c, set.0, set.1))
         })?;
-    let tested = model
+    let tests: Vec<&str> = model
         .conditionals_in(site.func)
-        .any(|t| after(t.cond.start) && t.cond.end <= mark.span.start && claimant(&t.text));
-    tested.then_some((mark, col, value))
+        .filter(|t| after(t.cond.start) && t.cond.end <= mark.span.start && claimant(&t.text))
+        .map(|t| t.text.as_str())
+        .collect();
+    let call = |t: &str| {
+        t.match_indices('(')
+            .any(|(i, _)| t[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_'))
+    };
+    let presence = tests.iter().all(|t| !t.contains(['<', '>']) && !call(t));
+    (!tests.is_empty()).then_some((mark, col, value, presence))
 }
 
 /// Does a column name (or a condition's text) name a claim (`lockedAt`,

@@ -194,6 +194,10 @@ pub struct LockSite {
     /// part of the acquisition, not work under the claim.
     #[serde(default)]
     pub mark: Option<Span>,
+    /// The claim's mark is tested only for being there, never for its age
+    /// (see [`super::marked_claim`]): nothing ever frees a holder that died.
+    #[serde(default)]
+    pub never_stale: bool,
     /// The enclosing function's parameter the wait bound is given as, when
     /// it defaults to null (`timeout=None`): the wait is the library's
     /// default because the parameter was left out, which a wrapper's caller
@@ -279,6 +283,7 @@ impl LockSite {
             statement_claims: false,
             handed: false,
             mark: None,
+            never_stale: false,
             wait_param: None,
             wait_at_call: false,
         }
