@@ -166,13 +166,19 @@ fn ignored(fa: &FileAnalysis, site: &LockSite) -> bool {
     // bsm report contention through the error).
     let read =
         |var: &&str| *var != "_" && (var.contains('.') || consumed(fa, site, var, call.span.end));
-    let thrown_away = match &call.usage {
-        Usage::Discarded => true,
-        // The value itself must be read, unless contention is an error.
-        Usage::Assigned(_) if site.contention_error => !call.usage.bound_names().iter().any(read),
-        Usage::Assigned(_) => !call.usage.bound().is_some_and(|v| read(&v)),
-        _ => false,
-    };
+    // `unless (token = locksmith.lock)`, `if ((ok = tryLock()))`: the
+    // condition tests the value it binds.
+    let tested_in_place = (fa.model.conditionals_in(site.func)).any(|c| c.cond.contains(call.span));
+    let thrown_away = !tested_in_place
+        && match &call.usage {
+            Usage::Discarded => true,
+            // The value itself must be read, unless contention is an error.
+            Usage::Assigned(_) if site.contention_error => {
+                !call.usage.bound_names().iter().any(read)
+            }
+            Usage::Assigned(_) => !call.usage.bound().is_some_and(|v| read(&v)),
+            _ => false,
+        };
     // Rust `acquire(..)?` / `.await?`: an error is propagated, so checked.
     let propagated =
         site.contention_error && fa.model.exits.iter().any(|e| e.propagates(call.span.end));

@@ -209,6 +209,10 @@ mod tests {
         }
         let plain = lower(Language::Ruby, "class Plain\nend\n", false).expect("parses");
         assert!(plain.supers.is_empty());
+        // The comment above a module's first class is no base of the module.
+        let src = "module Jobs\n  # Lock manager class\n  class Smith\n  end\nend\n";
+        let commented = lower(Language::Ruby, src, false).expect("parses");
+        assert!(commented.supers.is_empty(), "{:?}", commented.supers);
     }
 
     /// A function returns a call's result only when it returns the value

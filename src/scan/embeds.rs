@@ -1,8 +1,10 @@
 //! Text a source file takes from another file: Rust's `include_str!("q.sql")`,
 //! Go's `//go:embed lock.lua` above `var lockScript string`, and a script or
 //! SQL file read by name where it runs (`File.read(File.join(__dir__, "lua",
-//! "lock.lua"))`, `fs.readFileSync(..)`, Spring's `new ClassPathResource(..)`).
-//! SQL and Lua kept in files of their own are read where they run. Each named
+//! "lock.lua"))`, `fs.readFileSync(..)`, Spring's `new ClassPathResource(..)`),
+//! or by its bare name through a script registry (`call_script(:lock, keys,
+//! argv)` runs `lua/lock.lua`). SQL and Lua kept in files of their own are
+//! read where they run. Each named
 //! file is read once, beside the file that names it; its digest joins that
 //! file's cache key, so an edit to the `.lua` file alone re-analyses the file
 //! that runs it.
@@ -22,6 +24,13 @@ const SCRIPT_EXTENSIONS: &[&str] = &[".lua", ".sql"];
 /// How many folders up from the reading file a named script is looked for: a
 /// classpath resource sits under the module's `src/main/resources`.
 const MAX_UP: usize = 8;
+
+/// Folders a project keeps its scripts in, looked in beside each folder a
+/// named script is looked for in (`lib/gem/lua/lock.lua` for `lib/gem/x.rb`).
+const SCRIPT_FOLDERS: &[&str] = &["lua", "scripts"];
+
+/// The extension of a script named without one by a script registry.
+const REGISTRY_EXTENSION: &str = ".lua";
 
 /// The embedded texts of one file: (the path as written, its text).
 #[derive(Debug, Default)]
@@ -69,7 +78,10 @@ impl Embeds {
                 }
             }
         }
-        for (name, folders) in named_scripts(bytes) {
+        let registered = registry_names(bytes)
+            .into_iter()
+            .map(|n| (format!("{n}{REGISTRY_EXTENSION}"), Vec::new()));
+        for (name, folders) in named_scripts(bytes).into_iter().chain(registered) {
             if out.texts.iter().any(|(n, _)| *n == name) {
                 continue;
             }
@@ -129,11 +141,24 @@ impl Embeds {
     }
 
     /// Gives every embedding expression of `model` the text it embeds: a
-    /// macro's, the variable declared under a directive, and the outermost
-    /// call of `file_reads` whose arguments name a script read.
+    /// macro's, the variable declared under a directive, the outermost
+    /// call of `file_reads` whose arguments name a script read, and the
+    /// name a script registry's call passes first (`call_script(:lock, ..)`).
     pub fn bind(&self, model: &mut FileModel, file_reads: &[String]) {
         if self.texts.is_empty() {
             return;
+        }
+        for call in model.calls.iter_mut().filter(|c| registry(&c.name)) {
+            let Some(first) = call.args.iter_mut().find(|a| a.name.is_none()) else {
+                continue;
+            };
+            let script = first.value.as_str().and_then(|n| {
+                let file = format!("{n}{REGISTRY_EXTENSION}");
+                self.texts.iter().find(|(t, _)| *t == file)
+            });
+            if let Some((_, text)) = script {
+                first.value.kind = ExprKind::Str(text.clone());
+            }
         }
         let mac = profile(model.language).embed_macro;
         let reads: Vec<bool> = model
@@ -222,6 +247,64 @@ fn named_scripts(bytes: &[u8]) -> Vec<(String, Vec<String>)> {
     out
 }
 
+/// Is `callee` a script registry's call, named for running a script by its
+/// name (`call_script`, `runScript`, `execute_script`): one of its words is
+/// `script` (not `description`, `subscription`).
+fn registry(callee: &str) -> bool {
+    let mut word = String::new();
+    let mut words = Vec::new();
+    for c in callee.chars() {
+        if c == '_' || c.is_ascii_uppercase() {
+            words.push(std::mem::take(&mut word));
+        }
+        if c != '_' {
+            word.push(c.to_ascii_lowercase());
+        }
+    }
+    words.push(word);
+    words.iter().any(|w| w == "script")
+}
+
+/// The bare names script registries are called with (`call_script(:lock,
+/// ..)`, `run_script("unlock", ..)`): a symbol or quoted word first in the
+/// call of a function named for running a script.
+fn registry_names(bytes: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(bytes);
+    if !text.to_ascii_lowercase().contains("script") {
+        return Vec::new();
+    }
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out: Vec<String> = Vec::new();
+    for (open, _) in text.match_indices('(') {
+        let before = &text[..open];
+        let callee_start = (before.char_indices().rev())
+            .find(|&(_, c)| !ident(c))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        if !registry(&before[callee_start..]) {
+            continue;
+        }
+        let arg = text[open + 1..].trim_start();
+        let (name, rest) = match arg.chars().next() {
+            Some(':') => {
+                let body = &arg[1..];
+                let end = body.find(|c: char| !ident(c)).unwrap_or(body.len());
+                (&body[..end], &body[end..])
+            }
+            Some(q @ ('"' | '\'')) => {
+                let body = &arg[1..];
+                let Some(end) = body.find(q) else { continue };
+                (&body[..end], &body[end + 1..])
+            }
+            _ => continue,
+        };
+        let closed = rest.trim_start().starts_with([',', ')']);
+        if closed && !name.is_empty() && name.chars().all(ident) && !out.iter().any(|n| n == name) {
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
 /// The quoted literals of one line of code, in order.
 fn quoted(line: &str) -> Vec<&str> {
     let mut out = Vec::new();
@@ -247,12 +330,16 @@ fn find_script(dir: &Path, name: &str, folders: &[String]) -> Option<String> {
     let mut at = Some(dir);
     for _ in 0..MAX_UP {
         let here = at?;
+        let conventional = SCRIPT_FOLDERS.iter().map(|f| here.join(f).join(name));
         for candidate in [
             here.join(&joined),
             here.join(name),
             here.join("src/main/resources").join(name),
             here.join("resources").join(name),
-        ] {
+        ]
+        .into_iter()
+        .chain(conventional)
+        {
             if candidate.is_file() {
                 return read_text(&candidate).ok();
             }
@@ -298,7 +385,7 @@ fn fill(e: &mut Expr, mac: Option<&str>, texts: &[(String, String)], reads: &[bo
 
 #[cfg(test)]
 mod tests {
-    use super::{literal_arg, named_scripts};
+    use super::{literal_arg, named_scripts, registry_names};
 
     #[test]
     fn reads_the_literal_path() {
@@ -316,5 +403,18 @@ mod tests {
             named_scripts(code),
             vec![("lock.lua".to_string(), vec!["lua".to_string()])]
         );
+    }
+
+    #[test]
+    fn names_the_scripts_a_registry_runs() {
+        let code = b"result = call_script(:lock, key.to_a, argv)\n\
+                     call_script(\n  :ack,\n  [k], [])\n\
+                     run_script(\"unlock\", keys)\n\
+                     describe_script(name, 1)\n\
+                     call_script(:\"a b\", k)\n\
+                     lock(:other, k)\n";
+        assert_eq!(registry_names(code), vec!["lock", "ack", "unlock"]);
+        let prose = "setDescription(\"x\"); getSubscription(:plan); 描述(\"y\"); runScript('z')";
+        assert_eq!(registry_names(prose.as_bytes()), vec!["z"]);
     }
 }

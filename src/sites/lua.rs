@@ -6,7 +6,9 @@
 //! earlier `GET` of the same key has been compared (`==` / `~=`) with an
 //! `ARGV`: the compare-and-delete shape recommended on redis.io. A `SET`
 //! of a key the script has already tested with `EXISTS` is a `SET .. NX`:
-//! the script runs atomically, so the test decides who sets it.
+//! the script runs atomically, so the test decides who sets it. A hash lock
+//! likewise: `HSET lock ARGV[1] ..` after `HEXISTS` / `HLEN` of that key is a
+//! `SET lock owner NX`, and `HEXISTS lock ARGV[1]` tests who holds it.
 
 /// One argument of a `redis.call`.
 #[derive(Debug, Clone, PartialEq)]
@@ -220,8 +222,29 @@ pub fn analyze(src: &str) -> Vec<LuaCommand> {
                 .first()
                 .filter(|k| !matches!(k, LuaArg::Other(_)))
                 .cloned();
-            match (name.as_str(), key) {
-                ("EXISTS", Some(key)) => tested.push(key),
+            let renamed = match (name.as_str(), key) {
+                // Whether the caller already holds a hash lock (`HEXISTS lock
+                // ARGV[1]`, Redisson's and sidekiq-unique-jobs' scripts) is
+                // an owner test: a delete after it is guarded.
+                ("HEXISTS", Some(key)) => {
+                    compared |= matches!(args.get(1), Some(LuaArg::Argv(_)));
+                    tested.push(key);
+                    None
+                }
+                ("EXISTS" | "HLEN", Some(key)) => {
+                    tested.push(key);
+                    None
+                }
+                // A hash lock: the caller's id written as a field of a key the
+                // script has tested (`HLEN lock >= limit` returns first) takes
+                // the key as `SET key owner NX` does, the field naming the holder.
+                ("HSET", Some(key))
+                    if tested.contains(&key) && matches!(args.get(1), Some(LuaArg::Argv(_))) =>
+                {
+                    args.truncate(2);
+                    args.push(LuaArg::Str("NX".into()));
+                    Some("SET")
+                }
                 // An owner the caller passes (`ARGV[1]`), not a value the
                 // script computed (`if EXISTS(counter) == 0 then SET counter
                 // total` fills a cache).
@@ -233,9 +256,11 @@ pub fn analyze(src: &str) -> Vec<LuaCommand> {
                     if !args.iter().any(nx) {
                         args.push(LuaArg::Str("NX".into()));
                     }
+                    None
                 }
-                _ => {}
-            }
+                _ => None,
+            };
+            let name = renamed.map_or(name, str::to_string);
             out.push(LuaCommand {
                 name,
                 args,
@@ -325,5 +350,31 @@ mod tests {
         let cmds = analyze("if redis.call('SETNX', KEYS[1], ARGV[1]) == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end");
         let names: Vec<_> = cmds.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["SETNX", "PEXPIRE"]);
+    }
+
+    #[test]
+    fn hash_field_after_a_test_of_the_key_is_set_nx() {
+        let src = "local locked = KEYS[1]\nlocal job_id = ARGV[1]\n\
+                   if redis.call('HEXISTS', locked, job_id) == 1 then return job_id end\n\
+                   if redis.call('HLEN', locked) >= 1 then return nil end\n\
+                   redis.call('HSET', locked, job_id, ARGV[2])";
+        let cmds = analyze(src);
+        assert_eq!(cmds[2].name, "SET");
+        assert_eq!(
+            cmds[2].args,
+            vec![LuaArg::Key(1), LuaArg::Argv(1), LuaArg::Str("NX".into())]
+        );
+        // A field written with no test of the key first is data.
+        let blind = analyze("redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])");
+        assert_eq!(blind[0].name, "HSET");
+    }
+
+    #[test]
+    fn holder_field_test_guards_the_delete() {
+        let src = "if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return nil end\n\
+                   redis.call('HDEL', KEYS[1], ARGV[1])\nredis.call('UNLINK', KEYS[1])";
+        assert!(analyze(src)[2].guarded);
+        let any = "if redis.call('HEXISTS', KEYS[1], 'x') == 0 then return end\nredis.call('DEL', KEYS[1])";
+        assert!(!analyze(any)[1].guarded);
     }
 }

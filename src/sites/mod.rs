@@ -285,8 +285,9 @@ pub fn analyze<'m>(
         for key in &cmd.keys {
             let resolved = resolve::resolve(model, key, func_of(cmd));
             let key_text = resolved.text.clone();
-            // An unbound name (a parameter) only means the same key within one function.
-            let local_only = resolved.as_name().is_some();
+            // An unbound name (a parameter) only means the same key within one
+            // function; an object's field (Ruby `@key`) is the object's in all.
+            let local_only = resolved.as_name().is_some_and(|n| !n.starts_with('@'));
             // The acquisition of the release's own function first: two helpers
             // may build the same key text from their own parameter.
             let paired = by_key

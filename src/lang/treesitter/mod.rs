@@ -202,7 +202,19 @@ impl<'a> Lowerer<'a> {
                 let rest = self.src.get(name.end_byte()..node.end_byte()).unwrap_or("");
                 name.end_byte() + rest.find('\n').unwrap_or(rest.len())
             });
-        let header = self.src.get(name.end_byte()..end).unwrap_or("");
+        // Comments between the name and the body are no bases (a Ruby
+        // module's body starts after the comment above its first class).
+        let mut header = String::new();
+        let mut at = name.end_byte();
+        let mut cursor = node.walk();
+        for c in node.children(&mut cursor) {
+            if c.kind().contains("comment") && c.start_byte() >= at && c.end_byte() <= end {
+                header.push_str(self.src.get(at..c.start_byte()).unwrap_or(""));
+                header.push(' ');
+                at = c.end_byte();
+            }
+        }
+        header.push_str(self.src.get(at..end).unwrap_or(""));
         let mut out = Vec::new();
         let mut word = String::new();
         // Type arguments (`Base<T>`, `Handler[T]`) open right after a name.

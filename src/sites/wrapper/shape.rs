@@ -4,8 +4,8 @@
 use super::simple_name;
 use crate::lang::profile::profile;
 use crate::model::{
-    falsy, mentions, Conditional, Exit, ExitKind, Function, Language, Param, Span, NULL_WORDS,
-    TRUE_WORDS,
+    falsy, mentions, Conditional, Exit, ExitKind, Function, GuardKind, Language, Param, Span,
+    NULL_WORDS, TRUE_WORDS,
 };
 use crate::sites::{resolve, FileAnalysis, LockSite};
 
@@ -224,6 +224,50 @@ impl<'f> Shape<'f> {
         let raises = self.raises_if_refused(fa, site, &direct);
         let helper = self.named || guard || returns || kept || site.handed || raises;
         (helper, guard, returns && !raises, kept)
+    }
+
+    /// Does the function hand back nothing when the try-acquire `site` is
+    /// refused (a bare `return`, `return nil`, `return false` where its result
+    /// is tested) and a value otherwise (a later `return` of one, or Ruby's
+    /// last statement: sidekiq-unique-jobs' `Locksmith#lock` ends `job_id`)?
+    /// With the lock still held when it returns, its value says whether the
+    /// caller holds it.
+    pub(super) fn refusal_returns_nothing(&self, fa: &FileAnalysis, site: &LockSite) -> bool {
+        let model = fa.model;
+        let direct = model.call(site.result_call).usage.bound_names();
+        let nothing = |e: &Exit| {
+            e.kind == ExitKind::Return
+                && (e.value.trim().is_empty()
+                    || falsy(e.value.trim())
+                    || NULL_WORDS.contains(&e.value.trim()))
+        };
+        let refused = self.conditionals.iter().find(|c| {
+            (c.cond.contains(site.span)
+                || c.cond.start >= site.span.end && direct.iter().any(|n| mentions(&c.text, n)))
+                && self
+                    .exits
+                    .iter()
+                    .any(|e| c.stmt.contains(e.span) && nothing(e))
+        });
+        let Some(refused) = refused else {
+            return false;
+        };
+        // Released in a `finally` on the way out (`try { .. } finally {
+        // releaseLease(..) }`): what it returns is the work's, not the lock.
+        let Some(f) = site.func.and_then(|id| model.functions.get(id)) else {
+            return false;
+        };
+        let finally = (model.blocks.iter()).any(|b| {
+            b.kind == GuardKind::Finally && b.span.start > site.span.end && f.span.contains(b.span)
+        });
+        // Go and Rust report refusal as an error value, and `nil` is success.
+        site.try_acquire
+            && profile(model.language).calls_may_raise
+            && !finally
+            && (profile(model.language).last_statement_returns
+                || (self.exits.iter()).any(|e| {
+                    e.kind == ExitKind::Return && e.span.start > refused.stmt.end && !nothing(e)
+                }))
     }
 
     /// Does the function raise when the try-acquire `site` (its result bound
