@@ -177,11 +177,16 @@ fn guarding_get(
         .filter(|(g, key)| !g.keys.is_empty() && *key == rel.key_text)
         .map(|(g, _)| *g)
         .find(|g| {
-            let var = model
-                .call(chain_end(g.call))
-                .usage
-                .bound()
-                .map(str::to_string);
+            let bound = |id: CallId| model.call(chain_end(id)).usage.bound().map(str::to_string);
+            // Or the value a decoder made of it: `theID, err :=
+            // redis.String(conn.Do("GET", key))`.
+            let var = bound(g.call).or_else(|| {
+                let func = model.call(g.call).func;
+                (model.calls_in(func))
+                    .filter(|c| c.id != g.call)
+                    .find(|c| c.args.iter().any(|a| a.value.span.contains(g.span)))
+                    .and_then(|c| bound(c.id))
+            });
             // The GET is in the condition guarding the DEL (`del(k) if get(k) == t`
             // reads it first whatever the text order), or its value was kept and compared.
             let read_before = g.span.start < rel.span.start;

@@ -303,6 +303,12 @@ pub fn analyze<'m>(
                 .or_else(|| {
                     let helper = resolve::key_family(model, key, func_of(cmd))?;
                     by_helper.get(&helper.id).copied()
+                })
+                .or_else(|| {
+                    let param = resolved.as_name().filter(|_| local_only)?;
+                    let keyed = sites.iter().enumerate();
+                    let keyed = keyed.map(|(i, s)| (i, s.func, s.key_text.clone()));
+                    resolve::sibling_of(model, func_of(cmd), param, keyed)
                 });
             let lock_evidence = match paired {
                 Some(i) => Some(format!("same key as the {} acquisition", sites[i].command)),

@@ -164,6 +164,55 @@ pub fn words(text: &str) -> Vec<String> {
     out
 }
 
+/// What a lock or release method names besides the taking and giving back:
+/// `fragment` of `lockFragment` and `releaseFragment`; nothing for `unlock`.
+pub(super) fn lock_object(name: &str) -> Vec<String> {
+    words(name)
+        .into_iter()
+        .filter(|w| {
+            !matches!(
+                w.as_str(),
+                "lock" | "unlock" | "release" | "acquire" | "try" | "obtain"
+            )
+        })
+        .collect()
+}
+
+/// The function of `sites` a release in `func` (its key the parameter `key`)
+/// gives back: the one taking the same parameter's key in a function named
+/// for taking what `func` is named for giving back (`AcquireLock(conn, key,
+/// id)` .. `ReleaseLock(conn, key, id)`, `acquire_lease(key)` ..
+/// `release_lease(key)`). Helpers of one file named as a pair are one lock's.
+pub(super) fn sibling_of(
+    model: &FileModel,
+    func: Option<FuncId>,
+    key: &str,
+    sites: impl Iterator<Item = (usize, Option<FuncId>, String)>,
+) -> Option<usize> {
+    let name = |f: Option<FuncId>| {
+        let f = model.functions.get(f?)?;
+        let named = f.params.iter().any(|p| p.name == key);
+        named.then(|| f.name.rsplit(['.', ':', '#']).next().unwrap_or(&f.name))
+    };
+    let gives = name(func)?;
+    let gives_words = words(gives);
+    if !gives_words.iter().any(|w| w == "release" || w == "unlock") {
+        return None;
+    }
+    let object = lock_object(gives);
+    let mut found = sites.filter(|(_, f, k)| {
+        *f != func
+            && k == key
+            && name(*f).is_some_and(|takes| {
+                words(takes).iter().any(|w| w == "acquire" || w == "lock")
+                    && lock_object(takes) == object
+            })
+    });
+    let (i, ..) = found.next()?;
+    // Two candidates: which one is meant is not this file's to say.
+    found.next().is_none().then_some(i)
+}
+
 #[cfg(test)]
 mod tests {
     use super::words;

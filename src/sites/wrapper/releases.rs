@@ -13,7 +13,7 @@ fn receiver_releases<'m>(model: &'m FileModel, call: &'m Call) -> Vec<&'m Call> 
     // One object holding several locks (`storage.lockFragment()`,
     // `storage.lockStorageUnit()`): each is released by the method named
     // for the same thing (`releaseFragment()`), when there is one.
-    let named = lock_object(&call.name);
+    let named = resolve::lock_object(&call.name);
     let releases: Vec<&Call> = (model.calls_in(call.func))
         .filter(|c| {
             c.span.start > call.span.end
@@ -23,9 +23,9 @@ fn receiver_releases<'m>(model: &'m FileModel, call: &'m Call) -> Vec<&'m Call> 
                     // for nothing else (`acquire_lock(lock_id=k)` ... `release_lock(lock_id=k)`)
                     // when they name the same key.
                     (None, None) if named.is_empty() => {
-                        lock_object(&c.name).is_empty() && same_key(call, c)
+                        resolve::lock_object(&c.name).is_empty() && same_key(call, c)
                     }
-                    (None, None) => lock_object(&c.name) == named,
+                    (None, None) => resolve::lock_object(&c.name) == named,
                     (Some(recv), Some(r)) => r.text == recv.text,
                     _ => false,
                 }
@@ -35,9 +35,12 @@ fn receiver_releases<'m>(model: &'m FileModel, call: &'m Call) -> Vec<&'m Call> 
                 && !cleanup_before_raise(model, c)
         })
         .collect();
-    let by_name = !named.is_empty() && releases.iter().any(|c| lock_object(&c.name) == named);
+    let by_name = !named.is_empty()
+        && releases
+            .iter()
+            .any(|c| resolve::lock_object(&c.name) == named);
     (releases.into_iter())
-        .filter(|c| !by_name || lock_object(&c.name) == named)
+        .filter(|c| !by_name || resolve::lock_object(&c.name) == named)
         .collect()
 }
 
@@ -47,20 +50,6 @@ fn same_key(a: &Call, b: &Call) -> bool {
         (Some(x), Some(y)) => x.value.text == y.value.text,
         _ => false,
     }
-}
-
-/// What a lock or release method names besides the taking and giving back:
-/// `fragment` of `lockFragment` and `releaseFragment`; nothing for `unlock`.
-fn lock_object(name: &str) -> Vec<String> {
-    resolve::words(name)
-        .into_iter()
-        .filter(|w| {
-            !matches!(
-                w.as_str(),
-                "lock" | "unlock" | "release" | "acquire" | "try" | "obtain"
-            )
-        })
-        .collect()
 }
 
 /// Is `release` the cleanup of a failure: the next thing its function does
