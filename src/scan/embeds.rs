@@ -10,6 +10,9 @@
 //! that runs it.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use aho_corasick::AhoCorasick;
 
 use crate::lang::profile::profile;
 use crate::model::{Expr, ExprKind, FileModel, Language};
@@ -267,38 +270,51 @@ fn registry(callee: &str) -> bool {
 
 /// The bare names script registries are called with (`call_script(:lock,
 /// ..)`, `run_script("unlock", ..)`): a symbol or quoted word first in the
-/// call of a function named for running a script.
+/// call of a function named for running a script. Each file is read here,
+/// so only the places that spell `script` are looked at.
 fn registry_names(bytes: &[u8]) -> Vec<String> {
-    let text = String::from_utf8_lossy(bytes);
-    if !text.to_ascii_lowercase().contains("script") {
+    static SCRIPT: OnceLock<Option<AhoCorasick>> = OnceLock::new();
+    let finder = SCRIPT.get_or_init(|| {
+        AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(["script"])
+            .ok()
+    });
+    let Some(finder) = finder else {
         return Vec::new();
-    }
-    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    };
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let mut out: Vec<String> = Vec::new();
-    for (open, _) in text.match_indices('(') {
-        let before = &text[..open];
-        let callee_start = (before.char_indices().rev())
-            .find(|&(_, c)| !ident(c))
-            .map_or(0, |(i, c)| i + c.len_utf8());
-        if !registry(&before[callee_start..]) {
+    for hit in finder.find_iter(bytes) {
+        let start = bytes[..hit.start()]
+            .iter()
+            .rposition(|&b| !ident(b))
+            .map_or(0, |i| i + 1);
+        let end = hit.end() + bytes[hit.end()..].iter().take_while(|&&b| ident(b)).count();
+        let callee = String::from_utf8_lossy(&bytes[start..end]);
+        if bytes.get(end) != Some(&b'(') || !registry(&callee) {
             continue;
         }
-        let arg = text[open + 1..].trim_start();
-        let (name, rest) = match arg.chars().next() {
-            Some(':') => {
+        let rest = &bytes[end + 1..bytes.len().min(end + 256)];
+        let arg = String::from_utf8_lossy(rest);
+        let arg = arg.trim_start();
+        let (name, after) = match arg.as_bytes().first() {
+            Some(b':') => {
                 let body = &arg[1..];
-                let end = body.find(|c: char| !ident(c)).unwrap_or(body.len());
-                (&body[..end], &body[end..])
+                let n = body.bytes().take_while(|&b| ident(b)).count();
+                (&body[..n], &body[n..])
             }
-            Some(q @ ('"' | '\'')) => {
+            Some(&q @ (b'"' | b'\'')) => {
                 let body = &arg[1..];
-                let Some(end) = body.find(q) else { continue };
-                (&body[..end], &body[end + 1..])
+                let Some(n) = body.find(q as char) else {
+                    continue;
+                };
+                (&body[..n], &body[n + 1..])
             }
             _ => continue,
         };
-        let closed = rest.trim_start().starts_with([',', ')']);
-        if closed && !name.is_empty() && name.chars().all(ident) && !out.iter().any(|n| n == name) {
+        let closed = after.trim_start().starts_with([',', ')']);
+        if closed && !name.is_empty() && name.bytes().all(ident) && !out.iter().any(|n| n == name) {
             out.push(name.to_string());
         }
     }
