@@ -306,9 +306,8 @@ pub fn analyze<'m>(
                 })
                 .or_else(|| {
                     let param = resolved.as_name().filter(|_| local_only)?;
-                    let keyed = sites.iter().enumerate();
-                    let keyed = keyed.map(|(i, s)| (i, s.func, s.key_text.clone()));
-                    resolve::sibling_of(model, func_of(cmd), param, keyed)
+                    let same_key = by_key.get(&key_text)?.iter().map(|&i| (i, sites[i].func));
+                    resolve::sibling_of(model, func_of(cmd), param, same_key)
                 });
             let lock_evidence = match paired {
                 Some(i) => Some(format!("same key as the {} acquisition", sites[i].command)),

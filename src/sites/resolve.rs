@@ -178,16 +178,17 @@ pub(super) fn lock_object(name: &str) -> Vec<String> {
         .collect()
 }
 
-/// The function of `sites` a release in `func` (its key the parameter `key`)
-/// gives back: the one taking the same parameter's key in a function named
-/// for taking what `func` is named for giving back (`AcquireLock(conn, key,
+/// The site a release in `func` (its key the parameter `key`) gives back,
+/// among the sites keyed by that name (`same_key`, with their functions): the
+/// one taking the same parameter's key in a function named for taking what
+/// `func` is named for giving back (`AcquireLock(conn, key,
 /// id)` .. `ReleaseLock(conn, key, id)`, `acquire_lease(key)` ..
 /// `release_lease(key)`). Helpers of one file named as a pair are one lock's.
 pub(super) fn sibling_of(
     model: &FileModel,
     func: Option<FuncId>,
     key: &str,
-    sites: impl Iterator<Item = (usize, Option<FuncId>, String)>,
+    same_key: impl Iterator<Item = (usize, Option<FuncId>)>,
 ) -> Option<usize> {
     let name = |f: Option<FuncId>| {
         let f = model.functions.get(f?)?;
@@ -200,17 +201,16 @@ pub(super) fn sibling_of(
         return None;
     }
     let object = lock_object(gives);
-    let mut found = sites.filter(|(_, f, k)| {
+    let mut found = same_key.filter(|(_, f)| {
         *f != func
-            && k == key
             && name(*f).is_some_and(|takes| {
                 words(takes).iter().any(|w| w == "acquire" || w == "lock")
                     && lock_object(takes) == object
             })
     });
-    let (i, ..) = found.next()?;
-    // Two candidates: which one is meant is not this file's to say.
-    found.next().is_none().then_some(i)
+    let (i, taker) = found.next()?;
+    // Two helpers taking it: which one is meant is not this file's to say.
+    found.all(|(_, f)| f == taker).then_some(i)
 }
 
 #[cfg(test)]

@@ -234,6 +234,10 @@ impl<'f> Shape<'f> {
     /// caller holds it.
     pub(super) fn refusal_returns_nothing(&self, fa: &FileAnalysis, site: &LockSite) -> bool {
         let model = fa.model;
+        // Go and Rust report refusal as an error value, and `nil` is success.
+        if !site.try_acquire || !profile(model.language).calls_may_raise {
+            return false;
+        }
         let direct = model.call(site.result_call).usage.bound_names();
         let nothing = |e: &Exit| {
             e.kind == ExitKind::Return
@@ -260,10 +264,7 @@ impl<'f> Shape<'f> {
         let finally = (model.blocks.iter()).any(|b| {
             b.kind == GuardKind::Finally && b.span.start > site.span.end && f.span.contains(b.span)
         });
-        // Go and Rust report refusal as an error value, and `nil` is success.
-        site.try_acquire
-            && profile(model.language).calls_may_raise
-            && !finally
+        !finally
             && (profile(model.language).last_statement_returns
                 || (self.exits.iter()).any(|e| {
                     e.kind == ExitKind::Return && e.span.start > refused.stmt.end && !nothing(e)
