@@ -2,7 +2,7 @@
 //! same object it locked with, and the section that release ends.
 
 use super::resolve;
-use crate::model::{Call, FileModel, Function, GuardKind, Span};
+use crate::model::{Call, ExprKind, FileModel, Function, GuardKind, Span};
 use crate::sites::LockSite;
 
 /// The calls after `call` in its function that release what it took through
@@ -14,8 +14,24 @@ fn receiver_releases<'m>(model: &'m FileModel, call: &'m Call) -> Vec<&'m Call> 
     // `storage.lockStorageUnit()`): each is released by the method named
     // for the same thing (`releaseFragment()`), when there is one.
     let named = resolve::lock_object(&call.name);
+    let passed = passed_methods(model, call);
     let releases: Vec<&Call> = (model.calls_in(call.func))
         .filter(|c| {
+            let gives_back = |m: &str| {
+                resolve::words(m)
+                    .iter()
+                    .any(|w| matches!(w.as_str(), "release" | "unlock"))
+            };
+            // `retryOperation(m.applier.LockTable)` .. `retryOperation(
+            // m.applier.UnlockTables)`: the same object's method passed the same way.
+            let by_reference = || {
+                passed_methods(model, c)
+                    .iter()
+                    .any(|(on, m)| passed.iter().any(|(o, _)| o == on) && gives_back(m))
+            };
+            if c.span.start > call.span.end && !passed.is_empty() && by_reference() {
+                return !cleanup_before_raise(model, c);
+            }
             c.span.start > call.span.end
                 && match (recv, c.receiver.as_deref()) {
                     // `lockUser()` ... `releaseUser()`: the object itself,
@@ -41,6 +57,20 @@ fn receiver_releases<'m>(model: &'m FileModel, call: &'m Call) -> Vec<&'m Call> 
             .any(|c| resolve::lock_object(&c.name) == named);
     (releases.into_iter())
         .filter(|c| !by_name || resolve::lock_object(&c.name) == named)
+        .collect()
+}
+
+/// The methods `call` passes by reference (Go method values: `m.applier.LockTable`),
+/// each as (its object, its name).
+fn passed_methods<'c>(model: &FileModel, call: &'c Call) -> Vec<(&'c str, &'c str)> {
+    if !crate::lang::profile::profile(model.language).method_references {
+        return Vec::new();
+    }
+    (call.args.iter())
+        .filter_map(|a| match &a.value.peel().kind {
+            ExprKind::Name(path) => path.rsplit_once('.'),
+            _ => None,
+        })
         .collect()
 }
 
