@@ -4,10 +4,9 @@
 //! "lock.lua"))`, `fs.readFileSync(..)`, Spring's `new ClassPathResource(..)`),
 //! or by its bare name through a script registry (`call_script(:lock, keys,
 //! argv)` runs `lua/lock.lua`). SQL and Lua kept in files of their own are
-//! read where they run. Each named
-//! file is read once, beside the file that names it; its digest joins that
-//! file's cache key, so an edit to the `.lua` file alone re-analyses the file
-//! that runs it.
+//! read where they run. Each named file is read once, beside the file that
+//! names it; its digest joins that file's cache key, so an edit to the `.lua`
+//! file alone re-analyses the file that runs it.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
