@@ -156,6 +156,14 @@ fn marker(fa: &FileAnalysis, site: &LockSite, built: &str) -> Option<String> {
 /// A `SET NX EX interval` whose key or TTL names a window (`window-words`), no
 /// lock word in either: a throttle that lets one caller through per window.
 fn window(fa: &FileAnalysis, site: &LockSite, keys: &[&str]) -> Option<String> {
+    // Given back by its holder, who checks it still holds it (trigger.dev's
+    // debounce claim, deleted by compare-and-delete once its run exists): a
+    // claim held until then, not a window left to expire. A window cleared
+    // early by anyone (`del(key)` when a check fails) stays a window.
+    let owned = |&r: &usize| fa.releases.get(r).is_some_and(|r| r.owner_checked);
+    if site.releases.iter().any(owned) {
+        return None;
+    }
     let ttl = match &site.ttl {
         super::Ttl::Given(Some(e)) => e.text.as_str(),
         _ => return None,
