@@ -361,8 +361,13 @@ fn quoted(code: &str) -> String {
 }
 
 impl LockSite {
+    /// The key as written (and as resolved); a wrapper's call that passes
+    /// none is named by its wrapper (`(taken by `LockOriginalTable`)`).
     pub fn key_display(&self) -> String {
-        describe_key(self.key.as_ref(), &self.key_text)
+        match (&self.key, self.wrapper_name()) {
+            (None, Some(name)) => format!("(taken by `{name}`)"),
+            _ => describe_key(self.key.as_ref(), &self.key_text),
+        }
     }
 
     /// The in-house helper a wrapper call site goes through (`lockStorage`).
