@@ -16,6 +16,7 @@ use aho_corasick::AhoCorasick;
 use crate::lang::profile::profile;
 use crate::model::{Expr, ExprKind, FileModel, Language};
 use crate::prefilter::Prefilter;
+use crate::sites::resolve::words;
 
 /// Embedded files larger than this are not read (a data file, not a statement).
 const MAX_EMBED: u64 = 256 * 1024;
@@ -253,18 +254,7 @@ fn named_scripts(bytes: &[u8]) -> Vec<(String, Vec<String>)> {
 /// name (`call_script`, `runScript`, `execute_script`): one of its words is
 /// `script` (not `description`, `subscription`).
 fn registry(callee: &str) -> bool {
-    let mut word = String::new();
-    let mut words = Vec::new();
-    for c in callee.chars() {
-        if c == '_' || c.is_ascii_uppercase() {
-            words.push(std::mem::take(&mut word));
-        }
-        if c != '_' {
-            word.push(c.to_ascii_lowercase());
-        }
-    }
-    words.push(word);
-    words.iter().any(|w| w == "script")
+    words(callee).iter().any(|w| w == "script")
 }
 
 /// The bare names script registries are called with (`call_script(:lock,

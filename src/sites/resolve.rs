@@ -164,6 +164,14 @@ pub fn words(text: &str) -> Vec<String> {
     out
 }
 
+/// Is `name` named for giving a lock back (`release`, `unlockTables`,
+/// `ReleaseLock`)?
+pub fn gives_back(name: &str) -> bool {
+    words(name)
+        .iter()
+        .any(|w| matches!(w.as_str(), "release" | "unlock"))
+}
+
 /// What a lock or release method names besides the taking and giving back:
 /// `fragment` of `lockFragment` and `releaseFragment`; nothing for `unlock`.
 pub(super) fn lock_object(name: &str) -> Vec<String> {
@@ -196,8 +204,7 @@ pub(super) fn sibling_of(
         named.then(|| f.name.rsplit(['.', ':', '#']).next().unwrap_or(&f.name))
     };
     let gives = name(func)?;
-    let gives_words = words(gives);
-    if !gives_words.iter().any(|w| w == "release" || w == "unlock") {
+    if !gives_back(gives) {
         return None;
     }
     let object = lock_object(gives);

@@ -20,11 +20,9 @@ pub(super) fn released_by_another_method(fa: &FileAnalysis, f: &Function) -> boo
         .filter(|g| !fa.sites.iter().any(|s| s.func == Some(g.id)))
         .any(|g| {
             fa.releases.iter().any(|r| g.span.contains(r.span))
-                || model.calls_in(Some(g.id)).any(|c| {
-                    resolve::words(&c.name)
-                        .iter()
-                        .any(|w| matches!(w.as_str(), "release" | "unlock"))
-                })
+                || model
+                    .calls_in(Some(g.id))
+                    .any(|c| resolve::gives_back(&c.name))
         })
 }
 

@@ -17,17 +17,12 @@ fn receiver_releases<'m>(model: &'m FileModel, call: &'m Call) -> Vec<&'m Call> 
     let passed = passed_methods(model, call);
     let releases: Vec<&Call> = (model.calls_in(call.func))
         .filter(|c| {
-            let gives_back = |m: &str| {
-                resolve::words(m)
-                    .iter()
-                    .any(|w| matches!(w.as_str(), "release" | "unlock"))
-            };
             // `retryOperation(m.applier.LockTable)` .. `retryOperation(
             // m.applier.UnlockTables)`: the same object's method passed the same way.
             let by_reference = || {
                 passed_methods(model, c)
                     .iter()
-                    .any(|(on, m)| passed.iter().any(|(o, _)| o == on) && gives_back(m))
+                    .any(|(on, m)| passed.iter().any(|(o, _)| o == on) && resolve::gives_back(m))
             };
             if c.span.start > call.span.end && !passed.is_empty() && by_reference() {
                 return !cleanup_before_raise(model, c);
@@ -45,9 +40,7 @@ fn receiver_releases<'m>(model: &'m FileModel, call: &'m Call) -> Vec<&'m Call> 
                     (Some(recv), Some(r)) => r.text == recv.text,
                     _ => false,
                 }
-                && resolve::words(&c.name)
-                    .iter()
-                    .any(|w| matches!(w.as_str(), "release" | "unlock"))
+                && resolve::gives_back(&c.name)
                 && !cleanup_before_raise(model, c)
         })
         .collect();
