@@ -123,7 +123,9 @@ fn tests_acquisition(
     let rebound = |n: &str| {
         model.calls_in(site.func).any(|call| {
             call.span.start > site.span.end
-                && call.span.end <= c.stmt.start
+                // Before the branch, or in its own initializer (Go `if err :=
+                // book(); err != nil`: a new `err`, the booking's).
+                && (call.span.end <= c.stmt.start || call.span.end <= c.cond.start)
                 && call.usage.bound_names().contains(&n)
                 // `acquired = row.get(0)` reads the acquisition's answer.
                 && !names.iter().any(|m| {
@@ -507,6 +509,17 @@ fn skipped_before_protection(
     )
 }
 
+/// Does the exit at `exit` give the lock back first: one of its releases
+/// (`own`) made after the acquisition in the block the exit leaves from
+/// (`if err := second.Lock(); err != nil { first.Unlock(); return err }`)?
+fn released_on_the_way(model: &FileModel, exit: Span, own: &[Span], acquired: usize) -> bool {
+    let Some(block) = model.enclosing(exit, ANY_BLOCK) else {
+        return false;
+    };
+    own.iter()
+        .any(|r| r.start >= acquired && r.end <= exit.start && block.span.contains(*r))
+}
+
 /// The first thing between the acquisition and `rel` that leaves without
 /// releasing; calls that are `ignored` do not count.
 fn skipping_path(
@@ -521,6 +534,7 @@ fn skipping_path(
     let acquired = model.call(site.result_call).span.end.max(site.span.end);
     let between = |s: Span| s.start >= acquired && s.end <= rel.start;
     let language = profile(model.language);
+    let own = release_spans(fa, site);
     match language.calls_may_raise {
         false => model
             .exits_in(site.func)
@@ -535,6 +549,7 @@ fn skipping_path(
                     .is_none_or(|b| b.span.contains(rel))
             })
             .filter(|e| !on_failure_path(model, site, names, e.span, rel))
+            .filter(|e| !released_on_the_way(model, e.span, &own, acquired))
             // `set_nx(..)?` / `.await?`: the `?` of the acquisition itself.
             .filter(|e| !e.propagates(acquired))
             .map(|e| {
