@@ -176,6 +176,14 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 .extend(v.in_memory_constructors.iter().cloned());
             cat.watch_methods.extend(v.watch_methods.iter().cloned());
             cat.log_methods.extend(v.log_methods.iter().cloned());
+            if let Some(c) = &v.check_then_set {
+                let into = &mut cat.check_then_set;
+                into.test_methods.extend(c.test_methods.iter().cloned());
+                into.set_methods.extend(c.set_methods.iter().cloned());
+                into.delete_methods.extend(c.delete_methods.iter().cloned());
+                into.expiry_keywords
+                    .extend(c.expiry_keywords.iter().cloned());
+            }
             cat.session_close_methods
                 .extend(v.session_close_methods.iter().cloned());
             cat.transaction_methods

@@ -18,7 +18,8 @@ use std::path::Path;
 pub use compile::CatalogError;
 pub use raw::{
     Acquires, ArgRole, CommandRole, RawAcquireMethod as AcquireMethod, RawArgIs as ArgIs,
-    RawDuration as DurationSlot, RawLock as LockSpec, RawSlot as Slot, Scope, SqlRole,
+    RawCheckThenSet as CheckThenSet, RawDuration as DurationSlot, RawLock as LockSpec,
+    RawSlot as Slot, Scope, SqlRole,
 };
 
 use crate::model::Language;
@@ -221,6 +222,8 @@ pub struct Catalog {
     pub in_memory_constructors: Vec<String>,
     pub watch_methods: Vec<String>,
     pub log_methods: Vec<String>,
+    /// The calls of a check-then-set lock (`cache.get` / `set` / `delete`).
+    pub check_then_set: CheckThenSet,
     pub session_close_methods: Vec<String>,
     pub transaction_methods: Vec<String>,
     /// Class-body calls that register a method by name to run around the

@@ -299,6 +299,24 @@ pub struct RawCommand {
     pub owner_checked_when: Vec<String>,
 }
 
+/// The calls of a check-then-set lock on any cache or key-value client.
+#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawCheckThenSet {
+    /// Reads that test whether the key is there (`get`, `has`, `exists`).
+    #[serde(default)]
+    pub test_methods: Vec<String>,
+    /// Plain writes of a key (`set`, `write`): key, value, expiry.
+    #[serde(default)]
+    pub set_methods: Vec<String>,
+    /// Deletes of a key (`delete`, `del`): the release.
+    #[serde(default)]
+    pub delete_methods: Vec<String>,
+    /// Keyword names of the set's expiry (`timeout`, `ttl`, `expires_in`).
+    #[serde(default)]
+    pub expiry_keywords: Vec<String>,
+}
+
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawVocabulary {
@@ -338,6 +356,10 @@ pub struct RawVocabulary {
     /// Logging / printing calls: passing a value to one does not check it.
     #[serde(default)]
     pub log_methods: Vec<String>,
+    /// The plain cache calls a check-then-set lock is made of (`if
+    /// cache.get(k): return`, `cache.set(k, 1, timeout)`, `cache.delete(k)`).
+    #[serde(default)]
+    pub check_then_set: Option<RawCheckThenSet>,
     /// Methods that end a connection or session (`conn.close()`, Go
     /// `session.Close()`, node-postgres `client.end()`): a session-bound lock
     /// taken on it is released with it.

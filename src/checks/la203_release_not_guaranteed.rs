@@ -136,7 +136,10 @@ fn tests_acquisition(
                 })
         })
     };
-    c.stmt.contains(site.span) || names.iter().any(|n| mentions(&c.text, n) && !rebound(n))
+    // In the branch's head (its condition, or Go's initializer before it), not
+    // its body: `if (!cacheExists) { ..acquire.. }` tests something else.
+    let in_head = c.stmt.contains(site.span) && site.span.start < c.cond.end;
+    in_head || names.iter().any(|n| mentions(&c.text, n) && !rebound(n))
 }
 
 /// Is the exit at `span` on the not-acquired path? It is inside a branch that
@@ -520,6 +523,17 @@ fn released_on_the_way(model: &FileModel, exit: Span, own: &[Span], acquired: us
         .any(|r| r.start >= acquired && r.end <= exit.start && block.span.contains(*r))
 }
 
+/// Is `rel` chained to the promise of `call` (`buildFeed(slug).finally(() =>
+/// cache.delete(k))`)? The work's failure rejects that promise, and the
+/// release runs either way.
+fn chained_to(model: &FileModel, call: &Call, rel: Span) -> bool {
+    model.calls_in(call.func).any(|f| {
+        f.name == "finally"
+            && (f.receiver.as_deref()).is_some_and(|r| r.span.contains(call.span))
+            && f.args.iter().any(|a| a.value.span.contains(rel))
+    })
+}
+
 /// The first thing between the acquisition and `rel` that leaves without
 /// releasing; calls that are `ignored` do not count.
 fn skipping_path(
@@ -565,6 +579,7 @@ fn skipping_path(
             .calls_in(site.func)
             .filter(|c| between(c.span) && !site.span.contains(c.span) && !ignored(c))
             .filter(|c| !on_failure_path(model, site, names, c.span, rel))
+            .filter(|c| !chained_to(model, c, rel))
             .find(|c| {
                 !model.inside(c.span, &[GuardKind::Closure])
                     || model.inside(site.span, &[GuardKind::Closure])

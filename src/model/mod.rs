@@ -234,6 +234,14 @@ impl Expr {
         }
     }
 
+    /// A string, number or boolean literal: what every caller writes alike.
+    pub fn is_literal(&self) -> bool {
+        matches!(
+            self.peel().kind,
+            ExprKind::Str(_) | ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_)
+        )
+    }
+
     /// True for a literal that is "nothing": `None`, `null`, `0`, `false`.
     pub fn is_nullish(&self) -> bool {
         matches!(

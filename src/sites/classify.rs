@@ -180,9 +180,16 @@ fn window(fa: &FileAnalysis, site: &LockSite, keys: &[&str]) -> Option<String> {
 
 /// Is `site` a cache entry or a counter's start value written if absent
 /// (`value-words` in its key or its function's qualified name, no lock word
-/// in either)? Then it is no lock at all: not even LA101 applies.
+/// in either)? Then it is no lock at all: not even LA101 applies. A
+/// constant this file deletes again (`cache.set(job.singleton_cache_key, 1,
+/// ..)` .. `cache.delete(..)`) is a flag held and given back, not a value.
 pub fn written_value(fa: &FileAnalysis, site: &LockSite) -> Option<String> {
     if site.kind != super::SiteKind::Command || site.via.is_some() {
+        return None;
+    }
+    let constant = (site.owner.as_ref())
+        .is_some_and(|o| super::resolve::resolve(fa.model, o, site.func).is_literal());
+    if constant && !site.releases.is_empty() {
         return None;
     }
     let written = site.key.as_ref().map_or("", |k| k.text.as_str());

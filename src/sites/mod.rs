@@ -6,6 +6,7 @@
 //! acquisition it belongs to). Checks read only these facts.
 
 mod built_sql;
+mod check_then_set;
 pub mod classify;
 pub mod command;
 pub mod consts;
@@ -254,6 +255,7 @@ pub fn analyze<'m>(
     orm_claim::analyze(model, catalog, &next, &mut sites);
     unique_claim::analyze(model, catalog, &mut sites, &mut releases);
     marked_claim::analyze(model, catalog, &mut sites, &mut releases);
+    check_then_set::analyze(model, catalog, &mut sites, &mut releases);
     // The sites by key, in order: a release pairs with the first that fits.
     let mut by_key: HashMap<String, Vec<usize>> = HashMap::new();
     // And by the same-file helper that builds their key, for a release whose
@@ -269,8 +271,10 @@ pub fn analyze<'m>(
             by_helper.entry(h.id).or_insert(i);
         }
     }
+    // Deletes a shape above already took as its release (a check-then-set's).
+    let taken: HashSet<_> = releases.iter().map(|r| r.call).collect();
     for (ci, cmd) in cmds.iter().enumerate() {
-        if roles[ci] != Some(CommandRole::Release) {
+        if roles[ci] != Some(CommandRole::Release) || taken.contains(&cmd.call) {
             continue;
         }
         let Some(spec) = catalog.command(&cmd.name) else {
