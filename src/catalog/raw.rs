@@ -89,6 +89,11 @@ pub struct RawEffect {
     /// model's class called on a record (`order.lock(() => order.update(..))`).
     #[serde(default)]
     pub locked_object: bool,
+    /// Matches no call: a lock taken in a function of one of these names and
+    /// handed out of it (`onBeforeCreate` returning its mutex for
+    /// `onCreateSuccess` to release) is held over the write the hook precedes.
+    #[serde(default)]
+    pub held_past_hooks: Vec<String>,
     /// SQL statements (first keyword) in string arguments.
     #[serde(default)]
     pub sql: Vec<String>,

@@ -59,7 +59,7 @@ pub fn analyze(
             .collect();
         // Deleted only when the work fails (`.catch(() => cache.delete(k))`):
         // a debounce window left to expire when all goes well.
-        let released = gives_back.iter().any(|d| !on_failure(model, d));
+        let released = gives_back.iter().any(|d| !model.on_failure(d));
         if !released || sites.iter().any(|s| s.span.contains(set.span)) {
             continue;
         }
@@ -168,15 +168,4 @@ fn tested_first<'m>(
                     && exits.iter().any(|e| c.stmt.contains(e.span))
             })
     })
-}
-
-/// Is `call` run only when something failed: in an error handler (`except`,
-/// `catch`, `rescue`) or in a promise's `.catch(..)` callback?
-fn on_failure(model: &FileModel, call: &Call) -> bool {
-    model
-        .handlers
-        .iter()
-        .any(|h| h.span.contains(call.span) && !h.covers.contains(call.span))
-        || (model.calls_in(call.func))
-            .any(|c| c.name == "catch" && c.args.iter().any(|a| a.value.span.contains(call.span)))
 }

@@ -7,7 +7,7 @@ use super::writers::Writers;
 use super::{resolve, FileAnalysis, LockSite, Ttl};
 use crate::catalog::raw::{ClassName, EffectKind, RawEffect};
 use crate::catalog::{Catalog, Scope};
-use crate::model::{mentions, Call, ExprKind, FileModel, Span};
+use crate::model::{mentions, Call, ExitKind, ExprKind, FileModel, Span};
 
 /// A call in a critical section with a catalogued effect.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -420,8 +420,8 @@ pub fn of_section(fa: &FileAnalysis, site: &LockSite, writers: &Writers) -> Vec<
     let locked = (own
         .filter(|r| site.via.is_some() && !resolve::is_self(fa.model, site.func, &r.text)))
     .map(|r| r.text.as_str());
-    super::section::section_calls(fa.model, site)
-        .into_iter()
+    let calls = super::section::section_calls(fa.model, site).into_iter();
+    calls
         .filter(|(call, reached)| !claim_commit(call) && !released.contains(reached))
         .filter_map(|(call, reached)| {
             effect_of(fa, call, (reached, locked), &tokens).or_else(|| {
@@ -437,7 +437,42 @@ pub fn of_section(fa: &FileAnalysis, site: &LockSite, writers: &Writers) -> Vec<
                 Some(super::writers::effect_through(w, call, fenced))
             })
         })
+        .chain(hook_write(fa, site))
         .collect()
+}
+
+/// The write a framework makes after the hook the lock is taken in, when the
+/// hook hands the lock on (`held-past-hooks`): OneUptime's `onBeforeCreate`
+/// returns its mutex in `carryForward` for `onCreateSuccess` to release, so
+/// the insert runs under it. Handed on: the acquisition's result or its lock
+/// object is named in a `return` after it.
+fn hook_write(fa: &FileAnalysis, site: &LockSite) -> Option<Effect> {
+    let model = fa.model;
+    let (hook, _) = super::writers::split_name(model, site.func?);
+    let e = (fa.catalog.effects.iter()).find(|e| e.held_past_hooks.iter().any(|h| h == hook))?;
+    let mut held = model.call(site.result_call).usage.bound_names();
+    held.extend(site.handle.as_deref());
+    let handed = model.exits_in(site.func).any(|x| {
+        x.kind == ExitKind::Return
+            && x.span.start > site.span.end
+            && held.iter().any(|n| mentions(&x.value, n))
+    });
+    // Given back in the hook itself (not only when it fails): the write that
+    // follows the hook runs after the release.
+    let released = (site.releases.iter())
+        .filter_map(|&r| fa.releases.get(r))
+        .any(|r| r.func == site.func && !model.on_failure(model.call(r.call)));
+    (handed && !released).then(|| Effect {
+        kind: e.kind,
+        span: site.span,
+        reached: site.span,
+        write: e.write,
+        class: e.class,
+        weight: e.weight,
+        protection: None,
+        text: format!("the write `{hook}` runs before, with the lock still held"),
+        remedy: e.remedy.clone(),
+    })
 }
 
 /// The write that weighs most (the first of equals; one with class evidence
