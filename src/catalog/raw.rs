@@ -89,6 +89,11 @@ pub struct RawEffect {
     /// model's class called on a record (`order.lock(() => order.update(..))`).
     #[serde(default)]
     pub locked_object: bool,
+    /// Also any method whose name ends in `!` (Ruby's persisting or raising
+    /// form: `save!`, a state machine's `complete!`); with `locked-object`,
+    /// on the locked record only (`String#strip!` is no write).
+    #[serde(default)]
+    pub bang_methods: bool,
     /// Matches no call: a lock taken in a function of one of these names and
     /// handed out of it (`onBeforeCreate` returning its mutex for
     /// `onCreateSuccess` to release) is held over the write the hook precedes.

@@ -176,7 +176,8 @@ fn matches_effect(model: &FileModel, call: &Call, e: &RawEffect, locked: Option<
     {
         return false;
     }
-    if !e.methods.contains(&call.name) && !verb_first() {
+    let bang = e.bang_methods && call.name.len() > 1 && call.name.ends_with('!');
+    if !e.methods.contains(&call.name) && !verb_first() && !bang {
         return false;
     }
     let language = model.language.catalog_language().name();
@@ -415,11 +416,26 @@ pub fn of_section(fa: &FileAnalysis, site: &LockSite, writers: &Writers) -> Vec<
                 .map(|c| c.span),
         )
         .collect();
-    // A lock helper called on a record (`order.lock(..)`): the record itself.
+    // A lock helper called on a record (`order.lock(..)`): the record itself;
+    // else a record the lock is keyed by (`OrderMutex.with_lock!(@order)`,
+    // Rails' `around_action :lock_order` keyed `@order`).
     let own = fa.model.call(site.call).receiver.as_deref();
-    let locked = (own
-        .filter(|r| site.via.is_some() && !resolve::is_self(fa.model, site.func, &r.text)))
-    .map(|r| r.text.as_str());
+    let record = |r: &&crate::model::Expr| {
+        // A class (`OrderMutex.with_lock!(..)`) is no record.
+        let last = r.text.rsplit(['.', ':']).next().unwrap_or(&r.text);
+        !last.starts_with(|c: char| c.is_ascii_uppercase())
+            && !resolve::is_self(fa.model, site.func, &r.text)
+    };
+    let locked = (own.filter(|r| site.via.is_some() && record(r)))
+        .map(|r| r.text.as_str())
+        .or_else(|| {
+            // Carried from a wrapper, the key keeps only its text (`@order`).
+            let key = site.key.as_ref()?.peel().text.as_str();
+            let name = key.trim_start_matches('@');
+            let plain = !name.is_empty()
+                && (name.chars()).all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+            plain.then_some(key)
+        });
     let calls = super::section::section_calls(fa.model, site).into_iter();
     calls
         .filter(|(call, reached)| !claim_commit(call) && !released.contains(reached))
