@@ -11,6 +11,8 @@
 //! left to expire; without the expiry an in-memory map's `set(k, v)`; with a
 //! computed value a cache filled on a miss.
 
+use std::collections::HashMap;
+
 use super::{resolve, LockSite, Release, SiteKind, Ttl, Wait};
 use crate::catalog::{Catalog, CheckThenSet};
 use crate::model::{Call, Expr, ExprKind, FileModel};
@@ -25,15 +27,21 @@ pub fn analyze(
     releases: &mut Vec<Release>,
 ) {
     let spec = &catalog.check_then_set;
-    // The deletes first: most files have none, and without one there is no lock.
-    let deletes: Vec<(&Call, &str, String)> = (model.calls.iter())
-        .filter(|c| spec.delete_methods.contains(&c.name))
-        .filter_map(|c| {
-            let receiver = c.receiver.as_deref()?.text.as_str();
-            let key = c.positional(0)?;
-            Some((c, receiver, resolve::key_text(model, key, c.func)))
-        })
-        .collect();
+    // The deletes first, by client and key: most files have none, and
+    // without one there is no lock.
+    let mut deletes: HashMap<(&str, String), Vec<&Call>> = HashMap::new();
+    for c in (model.calls.iter()).filter(|c| spec.delete_methods.contains(&c.name)) {
+        let (Some(receiver), Some(key)) = (c.receiver.as_deref(), c.positional(0)) else {
+            continue;
+        };
+        let key_text = resolve::key_text(model, key, c.func);
+        if !key_text.is_empty() {
+            deletes
+                .entry((&receiver.text, key_text))
+                .or_default()
+                .push(c);
+        }
+    }
     if deletes.is_empty() {
         return;
     }
@@ -53,10 +61,9 @@ pub fn analyze(
             continue;
         }
         let key_text = resolve::key_text(model, key, set.func);
-        let gives_back: Vec<&Call> = (deletes.iter())
-            .filter(|(_, r, k)| *r == receiver && *k == key_text && !key_text.is_empty())
-            .map(|(c, ..)| *c)
-            .collect();
+        let Some(gives_back) = deletes.get(&(receiver, key_text.clone())) else {
+            continue;
+        };
         // Deleted only when the work fails (`.catch(() => cache.delete(k))`):
         // a debounce window left to expire when all goes well.
         let released = gives_back.iter().any(|d| !model.on_failure(d));
@@ -83,7 +90,7 @@ pub fn analyze(
             )],
             ..LockSite::base(set.id, set.span, set.func, SiteKind::Command)
         };
-        for delete in gives_back {
+        for delete in gives_back.iter().copied() {
             site.releases.push(releases.len());
             releases.push(Release {
                 library: LIBRARY.into(),

@@ -53,9 +53,9 @@ fn tests_acquisition(
     let rebound = |n: &str| {
         model.calls_in(site.func).any(|call| {
             call.span.start > site.span.end
-                // Before the branch, or in its own initializer (Go `if err :=
+                // Before the branch or in its own initializer (Go `if err :=
                 // book(); err != nil`: a new `err`, the booking's).
-                && (call.span.end <= c.stmt.start || call.span.end <= c.cond.start)
+                && call.span.end <= c.cond.start
                 && call.usage.bound_names().contains(&n)
                 // `acquired = row.get(0)` reads the acquisition's answer.
                 && !names.iter().any(|m| {
