@@ -56,15 +56,8 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
         }
         let Some(owner) = &site.owner else { continue };
         let value = resolve::resolve(fa.model, owner, site.func);
-        let literal = matches!(
-            value.kind,
-            ExprKind::Str(_)
-                | ExprKind::Int(_)
-                | ExprKind::Bool(_)
-                | ExprKind::Float(_)
-                // `nil` / `null`: stored as the same empty or `null` string by every holder.
-                | ExprKind::Null
-        );
+        // `nil` / `null` too: stored as the same empty or `null` string by every holder.
+        let literal = value.is_literal() || matches!(value.peel().kind, ExprKind::Null);
         if !literal {
             continue;
         }

@@ -297,7 +297,7 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
             if rel.start < site.span.end {
                 continue;
             }
-            if let Some(f) = skipped_before_protection(fa, site, rel, &names, &taken) {
+            if let Some(f) = skipped_before_protection(fa, site, rel, (&names, releases), &taken) {
                 out.push(f);
                 continue;
             }
@@ -324,7 +324,8 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
             {
                 continue;
             }
-            if let Some((skip, why)) = skipping_path(fa, site, rel, &names, &|_| false) {
+            if let Some((skip, why)) = skipping_path(fa, site, rel, (&names, releases), &|_| false)
+            {
                 let f = Finding::new(
                     &RULE,
                     rel,
@@ -350,7 +351,7 @@ fn skipped_before_protection(
     fa: &FileAnalysis,
     site: &LockSite,
     rel: Span,
-    names: &[String],
+    (names, own_releases): (&[String], &[Span]),
     taken: &[Span],
 ) -> Option<Finding> {
     let model = fa.model;
@@ -394,7 +395,7 @@ fn skipped_before_protection(
         )
         .collect();
     let usual = |c: &Call| skipped.iter().chain(&taking).any(|o| o.contains(c.span));
-    let (skip, why) = skipping_path(fa, site, before, names, &usual)?;
+    let (skip, why) = skipping_path(fa, site, before, (names, own_releases), &usual)?;
     let place = if model.inside(rel, &[GuardKind::Defer]) {
         "the `defer` is reached"
     } else {
@@ -427,24 +428,24 @@ fn released_on_the_way(model: &FileModel, exit: Span, own: &[Span], acquired: us
         .any(|r| r.start >= acquired && r.end <= exit.start && block.span.contains(*r))
 }
 
-/// Is `rel` chained to the promise of `call` (`buildFeed(slug).finally(() =>
-/// cache.delete(k))`)? The work's failure rejects that promise, and the
-/// release runs either way.
-fn chained_to(model: &FileModel, call: &Call, rel: Span) -> bool {
-    model.calls_in(call.func).any(|f| {
-        f.name == "finally"
-            && (f.receiver.as_deref()).is_some_and(|r| r.span.contains(call.span))
-            && f.args.iter().any(|a| a.value.span.contains(rel))
-    })
+/// The promises `rel` is chained to (`buildFeed(slug).finally(() =>
+/// cache.delete(k))`): the work's failure rejects one, and the release runs
+/// either way, so nothing inside them skips it.
+fn chained_to(model: &FileModel, site: &LockSite, rel: Span) -> Vec<Span> {
+    (model.calls_in(site.func))
+        .filter(|f| f.name == "finally" && f.args.iter().any(|a| a.value.span.contains(rel)))
+        .filter_map(|f| f.receiver.as_deref().map(|r| r.span))
+        .collect()
 }
 
 /// The first thing between the acquisition and `rel` that leaves without
-/// releasing; calls that are `ignored` do not count.
+/// releasing; calls that are `ignored` do not count. `names` carry the
+/// acquisition's result, `own` are the site's releases.
 fn skipping_path(
     fa: &FileAnalysis,
     site: &LockSite,
     rel: Span,
-    names: &[String],
+    (names, own): (&[String], &[Span]),
     ignored: &dyn Fn(&Call) -> bool,
 ) -> Option<(Span, &'static str)> {
     let model = fa.model;
@@ -452,7 +453,6 @@ fn skipping_path(
     let acquired = model.call(site.result_call).span.end.max(site.span.end);
     let between = |s: Span| s.start >= acquired && s.end <= rel.start;
     let language = profile(model.language);
-    let own = release_spans(fa, site);
     match language.calls_may_raise {
         false => model
             .exits_in(site.func)
@@ -467,7 +467,7 @@ fn skipping_path(
                     .is_none_or(|b| b.span.contains(rel))
             })
             .filter(|e| !on_failure_path(model, site, names, e.span, rel))
-            .filter(|e| !released_on_the_way(model, e.span, &own, acquired))
+            .filter(|e| !released_on_the_way(model, e.span, own, acquired))
             // `set_nx(..)?` / `.await?`: the `?` of the acquisition itself.
             .filter(|e| !e.propagates(acquired))
             .map(|e| {
@@ -479,16 +479,19 @@ fn skipping_path(
                 (e.span, why)
             })
             .next(),
-        true => model
-            .calls_in(site.func)
-            .filter(|c| between(c.span) && !site.span.contains(c.span) && !ignored(c))
-            .filter(|c| !on_failure_path(model, site, names, c.span, rel))
-            .filter(|c| !chained_to(model, c, rel))
-            .find(|c| {
-                !model.inside(c.span, &[GuardKind::Closure])
-                    || model.inside(site.span, &[GuardKind::Closure])
-            })
-            .map(|c| (c.span, "this call raises")),
+        true => {
+            let chained = chained_to(model, site, rel);
+            model
+                .calls_in(site.func)
+                .filter(|c| between(c.span) && !site.span.contains(c.span) && !ignored(c))
+                .filter(|c| !on_failure_path(model, site, names, c.span, rel))
+                .filter(|c| !chained.iter().any(|p| p.contains(c.span)))
+                .find(|c| {
+                    !model.inside(c.span, &[GuardKind::Closure])
+                        || model.inside(site.span, &[GuardKind::Closure])
+                })
+                .map(|c| (c.span, "this call raises"))
+        }
     }
 }
 

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 use super::{resolve, LockSite, Release, SiteKind, Ttl, Wait};
 use crate::catalog::{Catalog, CheckThenSet};
-use crate::model::{Call, Expr, ExprKind, FileModel};
+use crate::model::{mentions, Call, Expr, ExprKind, FileModel};
 
 /// The library name such sites and releases carry: no catalog library's.
 const LIBRARY: &str = "check-then-set";
@@ -161,18 +161,20 @@ fn tested_first<'m>(
 ) -> Option<&'m Call> {
     let exits: Vec<_> = model.exits_in(set.func).collect();
     model.calls_in(set.func).find(|t| {
-        t.span.end <= set.span.start
-            && spec.test_methods.contains(&t.name)
-            && t.receiver.as_deref().is_some_and(|r| r.text == receiver)
-            && t.positional(0)
-                .is_some_and(|k| resolve::key_text(model, k, t.func) == key_text)
-            && model.conditionals_in(set.func).any(|c| {
-                let bound = t.usage.bound_names();
-                c.stmt.end <= set.span.start
-                    && (c.cond.contains(t.span)
-                        || c.stmt.start >= t.span.end
-                            && bound.iter().any(|n| crate::model::mentions(&c.text, n)))
-                    && exits.iter().any(|e| c.stmt.contains(e.span))
-            })
+        let same_key = || {
+            t.receiver.as_deref().is_some_and(|r| r.text == receiver)
+                && t.positional(0)
+                    .is_some_and(|k| resolve::key_text(model, k, t.func) == key_text)
+        };
+        if t.span.end > set.span.start || !spec.test_methods.contains(&t.name) || !same_key() {
+            return false;
+        }
+        let bound = t.usage.bound_names();
+        model.conditionals_in(set.func).any(|c| {
+            c.stmt.end <= set.span.start
+                && (c.cond.contains(t.span)
+                    || c.stmt.start >= t.span.end && bound.iter().any(|n| mentions(&c.text, n)))
+                && exits.iter().any(|e| c.stmt.contains(e.span))
+        })
     })
 }
