@@ -4,7 +4,7 @@ use tree_sitter::Node;
 
 use super::treesitter::{AssignShape, CallShape, NodeTable};
 use super::{node_text, push_import, simple_params};
-use crate::model::{ExitKind, Import, Language};
+use crate::model::{ExitKind, FileModel, Import, Language};
 
 pub static TABLE: NodeTable = NodeTable {
     language: Language::Go,
@@ -140,4 +140,67 @@ fn imports(node: Node, src: &str, out: &mut Vec<Import>) {
         .child_by_field_name("name")
         .map(|n| node_text(n, src).to_string());
     push_import(out, node, path, alias);
+}
+
+/// Go declares no `implements`: a type's interfaces are where the code says
+/// it satisfies one, by assertion (`var _ store.TaskRepository =
+/// (*taskStore)(nil)`, `= &T{}`, `= new(T)`) or by a constructor handing it out
+/// as one (`func NewTaskStore(..) store.TaskRepository { return &taskStore{..} }`).
+/// Recorded as the type's bases, so a call through the interface
+/// (`s.taskRepository.LockForUpdate(..)`) reaches the type's method.
+pub(crate) fn implemented_interfaces(model: &mut FileModel) {
+    let mut found: Vec<(String, String)> = Vec::new();
+    for a in model
+        .assigns
+        .iter()
+        .filter(|a| a.target == "_" && a.func.is_none())
+    {
+        if let (Some(ty), Some(t)) = (a.ty.as_deref(), concrete_type(&a.value.text)) {
+            found.push((t.to_string(), last_name(ty).to_string()));
+        }
+    }
+    for f in &model.functions {
+        let Some(ty) = f.returns.as_deref().map(str::trim) else {
+            continue;
+        };
+        // One interface returned (not `(T, error)`, not a pointer or a slice).
+        if !ty
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+        {
+            continue;
+        }
+        for e in model.exits.iter().filter(|e| e.func == Some(f.id)) {
+            if let Some(t) = concrete_type(&e.value) {
+                found.push((t.to_string(), last_name(ty).to_string()));
+            }
+        }
+    }
+    for (class, iface) in found {
+        if class != iface {
+            let bases = model.supers.entry(class).or_default();
+            if !bases.contains(&iface) {
+                bases.push(iface);
+            }
+        }
+    }
+}
+
+/// `store.TaskRepository` -> `TaskRepository`.
+fn last_name(ty: &str) -> &str {
+    ty.rsplit('.').next().unwrap_or(ty)
+}
+
+/// The type a value makes: `(*T)(nil)`, `&T{..}`, `T{..}`, `new(T)` -> `T`.
+fn concrete_type(value: &str) -> Option<&str> {
+    let v = value.trim();
+    let name = if let Some(rest) = v.strip_prefix("(*") {
+        rest.split_once(')')?.0
+    } else if let Some(rest) = v.strip_prefix("new(") {
+        rest.split_once(')')?.0
+    } else {
+        v.trim_start_matches('&').split_once('{')?.0
+    };
+    let name = name.trim();
+    (!name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_')).then_some(name)
 }

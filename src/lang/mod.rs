@@ -104,7 +104,11 @@ fn lower_with(
         if incremental {
             reparse::remember(grammar, text, &tree);
         }
-        Ok(treesitter::lower(table, &tree, text))
+        let mut model = treesitter::lower(table, &tree, text);
+        if language == Language::Go {
+            go::implemented_interfaces(&mut model);
+        }
+        Ok(model)
     })
 }
 

@@ -7,7 +7,7 @@ use super::writers::Writers;
 use super::{resolve, FileAnalysis, LockSite, Ttl};
 use crate::catalog::raw::{ClassName, EffectKind, RawEffect};
 use crate::catalog::{Catalog, Scope};
-use crate::model::{mentions, Call, ExitKind, ExprKind, FileModel, Span};
+use crate::model::{mentions, Call, ExitKind, ExprKind, FileModel, GuardKind, Span};
 
 /// A call in a critical section with a catalogued effect.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -233,13 +233,21 @@ pub fn import_of<'m>(model: &'m FileModel, call: &Call) -> Option<&'m crate::mod
 /// `INCR` counters read in the same function.
 fn token_names(fa: &FileAnalysis, site: &LockSite) -> Vec<String> {
     let model = fa.model;
-    let mut names: Vec<String> = model
-        .call(site.result_call)
-        .usage
-        .bound_names()
-        .into_iter()
-        .map(str::to_string)
-        .collect();
+    // A wrapper that runs a callback under the lock (`const { expense,
+    // transaction } = await lockExpense(id, async () => { .. })`) hands back
+    // what the callback returned: no part of the grant.
+    let call = model.call(site.result_call);
+    let callback_result = site.via.is_some()
+        && site.guarded
+        && (model.blocks.iter())
+            .any(|b| b.kind == GuardKind::Closure && call.span.contains(b.span));
+    let mut names: Vec<String> = if callback_result {
+        Vec::new()
+    } else {
+        (call.usage.bound_names().into_iter())
+            .map(str::to_string)
+            .collect()
+    };
     names.extend(site.handle.clone());
     let derived: Vec<String> = model
         .assigns

@@ -367,16 +367,20 @@ impl Reader<'_> {
 
 /// The catalog's lock that the (squeezed, uppercase) text `sql` takes, if
 /// any; `prose_ok` where every text is SQL (a `.sql` file).
+/// A row claim comes first: `UPDATE tasks SET app_lock_id = %s WHERE id IN
+/// (SELECT .. FOR UPDATE SKIP LOCKED)` claims the row past its transaction;
+/// the row lock of its subquery only picks which row.
 pub(super) fn acquired<'c>(catalog: &'c Catalog, sql: &str, prose_ok: bool) -> Option<&'c SqlLock> {
-    catalog.sql.iter().find(|q| {
-        q.role == SqlRole::Acquire
-            && if q.row_claim {
-                super::sql_claims::claims(sql, q)
-            } else {
-                uses(sql, &q.needle, q.role)
+    let acquires = catalog.sql.iter().filter(|q| q.role == SqlRole::Acquire);
+    (acquires.clone())
+        .find(|q| q.row_claim && super::sql_claims::claims(sql, q))
+        .or_else(|| {
+            acquires.clone().find(|q| {
+                !q.row_claim
+                    && uses(sql, &q.needle, q.role)
                     && (prose_ok || !q.needle.starts_with("FOR ") || reads_as_sql(sql))
-            }
-    })
+            })
+        })
 }
 
 /// The site of `lock` taken by the text `sql` with `key`, at `base`'s call.
