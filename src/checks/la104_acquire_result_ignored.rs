@@ -2,7 +2,7 @@ use super::declare_rule;
 use crate::checks::Finding;
 use crate::lang::profile::profile;
 use crate::model::{mentions, Call, Usage};
-use crate::sites::swallowed::swallowed;
+use crate::sites::swallowed::{error_logged_and_ignored, swallowed};
 use crate::sites::{FileAnalysis, LockSite, SiteKind};
 
 declare_rule! {
@@ -151,6 +151,11 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
                     .then(|| format!("the error this acquisition of lock {key} returns is dropped"))
             })
         };
+        // Go / Rust: the refusal's error tested, logged, and the work goes on.
+        let what = what.or_else(|| {
+            error_logged_and_ignored(fa, site)
+                .then(|| format!("a failure to acquire lock {key} is logged and the code goes on"))
+        });
         if let Some(what) = what {
             let message =
                 format!("{what}: the critical section runs whether or not the lock was granted");

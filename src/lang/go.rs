@@ -111,6 +111,8 @@ pub static TABLE: NodeTable = NodeTable {
     exits: &[
         ("return_statement", ExitKind::Return),
         ("break_statement", ExitKind::Break),
+        // Leaves the loop's turn as `break` leaves the loop.
+        ("continue_statement", ExitKind::Break),
     ],
     comments: &["comment"],
     comment_text: strip_c_comment,

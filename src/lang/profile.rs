@@ -40,9 +40,12 @@ pub struct Profile {
     pub calls_may_raise: bool,
     /// The exits that leave a function before a release further down.
     pub early_exits: &'static [ExitKind],
-    /// Methods that raise, where raising is a call (Ruby `raise` / `fail`),
-    /// not a statement the model records as an exit.
+    /// Methods that raise, where raising is a call (Ruby `raise` / `fail`, Go
+    /// `panic`), not a statement the model records as an exit.
     pub raise_calls: &'static [&'static str],
+    /// Methods that end the program or the test on any receiver (Go
+    /// `log.Fatalf`, `b.Fatalf`, `os.Exit`).
+    pub exit_methods: &'static [&'static str],
     /// A method's last statement is its value with no `return` written
     /// (Ruby), which the model does not record as an exit.
     pub last_statement_returns: bool,
@@ -129,6 +132,7 @@ const C_STYLE: Profile = Profile {
     calls_may_raise: true,
     early_exits: ALL_EXITS,
     raise_calls: &[],
+    exit_methods: &[],
     last_statement_returns: false,
     module_is_folder: false,
     path_calls: false,
@@ -251,6 +255,10 @@ static JAVA: Profile = Profile {
 
 static GO: Profile = Profile {
     negation_tests: &["== false", "== nil"],
+    raise_calls: &["panic"],
+    exit_methods: &[
+        "Fatal", "Fatalf", "Fatalln", "Panic", "Panicf", "Panicln", "Exit", "FailNow",
+    ],
     // Go names its receiver; `s` is the commonest spelling in the corpus.
     self_names: &["s"],
     self_params: &[],
