@@ -77,6 +77,10 @@ pub struct RawEffect {
     /// (`createQueryBuilder` makes a builder, not a row).
     #[serde(default)]
     pub except_nouns: Vec<String>,
+    /// Only a `method-verbs` method whose last word is one of these
+    /// (`recordTransaction`, `create_refund_transaction`).
+    #[serde(default)]
+    pub method_nouns: Vec<String>,
     /// Only on receivers with one of these as a whole word of their name.
     #[serde(default)]
     pub receivers: Vec<String>,

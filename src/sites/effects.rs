@@ -162,9 +162,12 @@ fn matches_effect(model: &FileModel, call: &Call, e: &RawEffect, locked: Option<
     let verb_first = || {
         !e.method_verbs.is_empty() && {
             let words = resolve::words(&call.name);
-            let noun = words.last().is_some_and(|w| e.except_nouns.contains(w));
+            let last = words.last();
+            let noun = last.is_some_and(|w| e.except_nouns.contains(w));
+            let named = e.method_nouns.is_empty()
+                || (words.len() > 1 && last.is_some_and(|w| e.method_nouns.contains(w)));
             // Words are lower case: Go's exported `kv.Put(..)` is `put`.
-            words.first().is_some_and(|w| e.method_verbs.contains(w)) && !noun
+            words.first().is_some_and(|w| e.method_verbs.contains(w)) && !noun && named
         }
     };
     // An element of a collection (`db_data['trust'].remove(x)`) is no store client.
