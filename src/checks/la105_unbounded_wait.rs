@@ -1,6 +1,7 @@
 use super::declare_rule;
+use crate::catalog::Scope;
 use crate::checks::Finding;
-use crate::sites::{FileAnalysis, SiteKind, Wait};
+use crate::sites::{FileAnalysis, LockSite, SiteKind, Ttl, Wait};
 
 declare_rule! {
     /// ## What it flags
@@ -8,7 +9,8 @@ declare_rule! {
     /// `Lock` without `blocking_timeout`, python-redis-lock `acquire()`
     /// without `timeout`, Redisson `lock()`, Curator `acquire()`, etcd
     /// `Lock(ctx)`, `pg_advisory_lock` in a file that never sets
-    /// `lock_timeout`. A call of an in-house wrapper whose wait bound is its
+    /// `lock_timeout`, MySQL `LOCK TABLES` in a function that does not set
+    /// `lock_wait_timeout` (its default is a year). A call of an in-house wrapper whose wait bound is its
     /// own parameter defaulting to none (`def wait_for(self, key,
     /// timeout=None): .. lock.acquire(blocking_timeout=timeout)`) that
     /// leaves it out is flagged at that call; a wrapper handing its own
@@ -58,11 +60,20 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
             continue;
         }
         if site.kind == SiteKind::Sql {
-            // Row locks (`FOR UPDATE`, row claims) wait like any write does: not
-            // this rule's business. Advisory locks are, unless `lock_timeout`
-            // bounds every lock wait of the session.
+            // Row locks (`FOR UPDATE`, row claims, a transaction's `LOCK TABLE`)
+            // wait like any write does: not this rule's business. Advisory locks
+            // are, unless `lock_timeout` bounds every lock wait of the session.
+            // MySQL's session `LOCK TABLES` waits up to `lock_wait_timeout`
+            // (default one year), set for the session that takes it: in its
+            // function (gh-ost sets it on the cut-over's own connection only).
             let clause = site.command.contains(' ') || site.command.is_empty();
-            if clause || fa.sets_lock_timeout() {
+            let session = matches!(site.ttl, Ttl::Scoped(Scope::Session));
+            let bounded = if clause {
+                !session || sets_lock_wait_timeout(fa, site)
+            } else {
+                fa.sets_lock_timeout()
+            };
+            if bounded {
                 continue;
             }
         }
@@ -77,4 +88,14 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
         .site(site);
         out.push(f);
     }
+}
+
+/// Does the function taking `site` set MySQL's `lock_wait_timeout` (`SET
+/// SESSION lock_wait_timeout := 6`)?
+fn sets_lock_wait_timeout(fa: &FileAnalysis, site: &LockSite) -> bool {
+    let Some(f) = site.func.and_then(|id| fa.model.functions.get(id)) else {
+        return false;
+    };
+    let text = fa.text.get(f.span.start..f.span.end).unwrap_or("");
+    text.to_ascii_lowercase().contains("lock_wait_timeout")
 }
