@@ -158,34 +158,54 @@ pub(crate) fn implemented_interfaces(model: &mut FileModel) {
         .filter(|a| a.target == "_" && a.func.is_none())
     {
         if let (Some(ty), Some(t)) = (a.ty.as_deref(), concrete_type(&a.value.text)) {
-            found.push((t.to_string(), last_name(ty).to_string()));
+            found.push((t.to_string(), ty.to_string()));
         }
     }
     for f in &model.functions {
         let Some(ty) = f.returns.as_deref().map(str::trim) else {
             continue;
         };
-        // One interface returned (not `(T, error)`, not a pointer or a slice).
-        if !ty
-            .chars()
-            .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
-        {
-            continue;
-        }
+        // Each result by position (`(protocol.ZookeeperClient, <-chan zk.Event, error)`).
+        let types = top_level(ty.trim_start_matches('(').trim_end_matches(')'));
         for e in model.exits.iter().filter(|e| e.func == Some(f.id)) {
-            if let Some(t) = concrete_type(&e.value) {
-                found.push((t.to_string(), last_name(ty).to_string()));
+            for (ty, value) in types.iter().zip(top_level(&e.value)) {
+                // An interface by name (not a pointer, a slice or a channel).
+                let named = ty
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+                if let Some(t) = concrete_type(value).filter(|_| named && *ty != "error") {
+                    found.push((t.to_string(), ty.to_string()));
+                }
             }
         }
     }
     for (class, iface) in found {
         if class != iface {
+            let iface = last_name(&iface).to_string();
             let bases = model.supers.entry(class).or_default();
             if !bases.contains(&iface) {
                 bases.push(iface);
             }
         }
     }
+}
+
+/// The comma-separated parts of `text` outside brackets, trimmed.
+fn top_level(text: &str) -> Vec<&str> {
+    let (mut out, mut depth, mut start) = (Vec::new(), 0usize, 0);
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                out.push(text[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(text[start..].trim());
+    out
 }
 
 /// `store.TaskRepository` -> `TaskRepository`.
