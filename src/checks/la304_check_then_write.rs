@@ -1,5 +1,6 @@
 use super::declare_rule;
 use crate::checks::Finding;
+use crate::lang::profile::profile;
 use crate::model::Call;
 use crate::sites::resolve;
 use crate::sites::section::section_calls;
@@ -70,7 +71,7 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
                     receiver.is_some_and(|r| crate::sites::lock_words(fa.catalog, &[r]).is_some())
                 }
             };
-            (recheck.contains(&c.name) && on_lock) || reads_key(c)
+            ((recheck.contains(&c.name) && on_lock) || reads_key(c)) && !refused_path(fa, site, c)
         });
         for (c, at) in checks {
             let Some(write) = site
@@ -95,4 +96,21 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
             });
         }
     }
+}
+
+/// Is `c` on the path of a refused acquisition: in a branch that tests the
+/// acquisition for failure and leaves (`if not r.setnx(k, me): log(.., r.get(k));
+/// return`)? There it reads who holds the lock; nothing is written after it.
+fn refused_path(fa: &FileAnalysis, site: &LockSite, c: &Call) -> bool {
+    let model = fa.model;
+    let language = profile(model.language);
+    model.conditionals_in(site.func).any(|t| {
+        t.cond.contains(site.span)
+            && t.stmt.contains(c.span)
+            && !t.cond.contains(c.span)
+            && language.is_negative(&t.text)
+            && model
+                .exits_in(site.func)
+                .any(|e| t.stmt.contains(e.span) && e.span.start > c.span.end)
+    })
 }

@@ -41,7 +41,7 @@ fn work_after(fa: &FileAnalysis, site: &LockSite, end: usize, until: Option<usiz
     })
 }
 
-/// Go and Rust report a refused lock as an error value: `if _, err :=
+/// Go reports a refused lock as an error value: `if _, err :=
 /// globalLock(ctx); err != nil { log.Err(err).Msg(..) } else { defer .. }`,
 /// then the work. Is the first test of the acquisition's result one for
 /// failure whose statement neither leaves (return, panic) nor records
@@ -83,15 +83,10 @@ pub fn error_logged_and_ignored(fa: &FileAnalysis, site: &LockSite) -> bool {
     };
     let recorded = (model.assigns_in(site.func))
         .any(|a| c.stmt.contains(a.span) && a.span.start > c.cond.end && !nested(a.span));
-    // Go's error comes last (`mx, err :=`) and fails when not nil; Rust's `is_err()`.
-    let failed = names.last().is_some_and(|err| {
-        c.text.contains(&format!("{err} != nil")) || c.text.contains(&format!("{err}.is_err()"))
-    });
-    (failed || language.is_negative(&c.text))
-        && !names.is_empty()
-        && !leaves(model, call, c.stmt)
-        && !recorded
-        && work
+    // Go's error comes last (`mx, err :=`) and fails when not nil. (Not a
+    // test of the grant itself, `if !claimed { bail!(..) }`: a macro that leaves.)
+    let failed = (names.last()).is_some_and(|err| c.text.contains(&format!("{err} != nil")));
+    failed && !leaves(model, call, c.stmt) && !recorded && work
 }
 
 /// Is `site`'s acquisition the last work of a `try` whose handler neither
