@@ -1,7 +1,7 @@
 use super::declare_rule;
 use crate::catalog::Scope;
 use crate::checks::Finding;
-use crate::sites::{FileAnalysis, LockSite, SiteKind, Ttl, Wait};
+use crate::sites::{FileAnalysis, SiteKind, Ttl, Wait};
 
 declare_rule! {
     /// ## What it flags
@@ -69,7 +69,7 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
             let clause = site.command.contains(' ') || site.command.is_empty();
             let session = matches!(site.ttl, Ttl::Scoped(Scope::Session));
             let bounded = if clause {
-                !session || sets_lock_wait_timeout(fa, site)
+                !session || fa.sets_lock_wait_timeout(site.func)
             } else {
                 fa.sets_lock_timeout()
             };
@@ -88,14 +88,4 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
         .site(site);
         out.push(f);
     }
-}
-
-/// Does the function taking `site` set MySQL's `lock_wait_timeout` (`SET
-/// SESSION lock_wait_timeout := 6`)?
-fn sets_lock_wait_timeout(fa: &FileAnalysis, site: &LockSite) -> bool {
-    let Some(f) = site.func.and_then(|id| fa.model.functions.get(id)) else {
-        return false;
-    };
-    let text = fa.text.get(f.span.start..f.span.end).unwrap_or("");
-    text.to_ascii_lowercase().contains("lock_wait_timeout")
 }

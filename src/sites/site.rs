@@ -406,6 +406,16 @@ impl FileAnalysis<'_> {
             .any(|w| w.eq_ignore_ascii_case(b"lock_timeout"))
     }
 
+    /// Does function `func` set MySQL's `lock_wait_timeout` (`SET SESSION
+    /// lock_wait_timeout := 6`), the bound of its session's `LOCK TABLES` wait?
+    pub fn sets_lock_wait_timeout(&self, func: Option<FuncId>) -> bool {
+        let Some(f) = func.and_then(|id| self.model.functions.get(id)) else {
+            return false;
+        };
+        let text = self.text.get(f.span.start..f.span.end).unwrap_or("");
+        text.to_ascii_lowercase().contains("lock_wait_timeout")
+    }
+
     /// The sites that are locks: not de-duplication markers, to which the
     /// rules about owners, waits, releases and sections do not apply.
     pub fn locks(&self) -> impl Iterator<Item = &LockSite> {
