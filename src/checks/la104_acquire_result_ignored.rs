@@ -151,7 +151,7 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
                     .then(|| format!("the error this acquisition of lock {key} returns is dropped"))
             })
         };
-        // Go / Rust: the refusal's error tested, logged, and the work goes on.
+        // Go: the refusal's error tested, logged, and the work goes on.
         let what = what.or_else(|| {
             error_logged_and_ignored(fa, site)
                 .then(|| format!("a failure to acquire lock {key} is logged and the code goes on"))

@@ -161,21 +161,23 @@ pub(crate) fn implemented_interfaces(model: &mut FileModel) {
             found.push((t.to_string(), ty.to_string()));
         }
     }
-    for f in &model.functions {
-        let Some(ty) = f.returns.as_deref().map(str::trim) else {
+    // Each `return` against its function's results, by position
+    // (`(protocol.ZookeeperClient, <-chan zk.Event, error)`): one pass over the exits.
+    for e in &model.exits {
+        let returns = e
+            .func
+            .and_then(|f| model.functions.get(f)?.returns.as_deref());
+        let Some(ty) = returns.map(str::trim) else {
             continue;
         };
-        // Each result by position (`(protocol.ZookeeperClient, <-chan zk.Event, error)`).
         let types = top_level(ty.trim_start_matches('(').trim_end_matches(')'));
-        for e in model.exits.iter().filter(|e| e.func == Some(f.id)) {
-            for (ty, value) in types.iter().zip(top_level(&e.value)) {
-                // An interface by name (not a pointer, a slice or a channel).
-                let named = ty
-                    .chars()
-                    .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
-                if let Some(t) = concrete_type(value).filter(|_| named && *ty != "error") {
-                    found.push((t.to_string(), ty.to_string()));
-                }
+        for (ty, value) in types.iter().zip(top_level(&e.value)) {
+            // An interface by name (not a pointer, a slice or a channel).
+            let named = ty
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+            if let Some(t) = concrete_type(value).filter(|_| named && *ty != "error") {
+                found.push((t.to_string(), ty.to_string()));
             }
         }
     }
