@@ -7,7 +7,7 @@ use super::writers::Writers;
 use super::{resolve, FileAnalysis, LockSite, Ttl};
 use crate::catalog::raw::{ClassName, EffectKind, RawEffect};
 use crate::catalog::{Catalog, Scope};
-use crate::model::{mentions, Call, ExitKind, ExprKind, FileModel, GuardKind, Span};
+use crate::model::{mentions, Call, ExitKind, ExprKind, FileModel, Span};
 
 /// A call in a critical section with a catalogued effect.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -240,10 +240,11 @@ fn token_names(fa: &FileAnalysis, site: &LockSite) -> Vec<String> {
     // transaction } = await lockExpense(id, async () => { .. })`) hands back
     // what the callback returned: no part of the grant.
     let call = model.call(site.result_call);
+    // (Its section is then the callback, inside the call.)
     let callback_result = site.via.is_some()
         && site.guarded
-        && (model.blocks.iter())
-            .any(|b| b.kind == GuardKind::Closure && call.span.contains(b.span));
+        && call.span.contains(site.section)
+        && site.section.start > call.span.start;
     let mut names: Vec<String> = if callback_result {
         Vec::new()
     } else {

@@ -68,15 +68,14 @@ pub fn error_logged_and_ignored(fa: &FileAnalysis, site: &LockSite) -> bool {
         return false;
     };
     // A goroutine's or callback's failure ends that closure, not its caller's work.
-    let closure = (model.blocks.iter())
-        .filter(|b| b.kind == GuardKind::Closure && b.span.contains(site.span))
-        .max_by_key(|b| b.span.start);
+    let closure = model.enclosing(site.span, &[GuardKind::Closure]);
     let work = work_after(fa, site, c.stmt.end, closure.map(|b| b.span.end));
     // A flag set for later (`locked = false`), not a deferred release's own
-    // `if err := mx.Unlock(); ..` or a closure's locals.
+    // `if err := mx.Unlock(); ..` or the locals of a closure inside the branch.
     let nested = |at: Span| {
-        (model.blocks.iter())
-            .any(|b| matches!(b.kind, GuardKind::Closure | GuardKind::Defer) && b.span.contains(at))
+        model
+            .enclosing(at, &[GuardKind::Closure, GuardKind::Defer])
+            .is_some_and(|b| !b.span.contains(site.span))
             || (model.conditionals_in(site.func)).any(|inner| {
                 inner.stmt != c.stmt && inner.stmt.contains(at) && at.start < inner.cond.end
             })
