@@ -98,6 +98,14 @@ pub struct RawEffect {
     /// on the locked record only (`String#strip!` is no write).
     #[serde(default)]
     pub bang_methods: bool,
+    /// Only on an object reached through the locked record: its association
+    /// or collaborator (`@order.contents.add(..)`, `order.lines.create(..)`).
+    #[serde(default)]
+    pub locked_collaborator: bool,
+    /// Not on receivers whose last segment is one of these (`@order.errors.add(..)`
+    /// records a validation message in memory).
+    #[serde(default)]
+    pub except_receivers: Vec<String>,
     /// Matches no call: a lock taken in a function of one of these names and
     /// handed out of it (`onBeforeCreate` returning its mutex for
     /// `onCreateSuccess` to release) is held over the write the hook precedes.

@@ -149,8 +149,26 @@ fn in_memory(catalog: &Catalog, model: &FileModel, call: &Call) -> bool {
 }
 
 fn matches_effect(model: &FileModel, call: &Call, e: &RawEffect, locked: Option<&str>) -> bool {
-    if e.locked_object && (call.receiver.as_deref()).is_none_or(|r| Some(r.text.as_str()) != locked)
+    let receiver = call.receiver.as_deref().map(|r| r.text.as_str());
+    if e.locked_object && (receiver.is_none() || receiver != locked) {
+        return false;
+    }
+    // `@order.contents`, `@order&.shipments`, `order.lines`: one step or more past the record.
+    let through_locked = |r: &str, l: &str| {
+        r.strip_prefix(l)
+            .is_some_and(|rest| rest.starts_with('.') || rest.starts_with("&."))
+    };
+    if e.locked_collaborator
+        && !receiver
+            .zip(locked)
+            .is_some_and(|(r, l)| through_locked(r, l))
     {
+        return false;
+    }
+    if receiver.is_some_and(|r| {
+        let last = r.rsplit(['.', ':']).next().unwrap_or(r);
+        e.except_receivers.iter().any(|x| x == last)
+    }) {
         return false;
     }
     if !e.sql.is_empty() {
@@ -446,7 +464,10 @@ pub fn of_section(fa: &FileAnalysis, site: &LockSite, writers: &Writers) -> Vec<
             let name = key.trim_start_matches('@');
             let plain = !name.is_empty()
                 && (name.chars()).all(|c| c.is_alphanumeric() || c == '_' || c == '.');
-            plain.then_some(key)
+            // A model class (`run_with_advisory_lock(Email, ..)`) is no record either.
+            let class = (name.rsplit('.').next())
+                .is_some_and(|l| l.starts_with(|c: char| c.is_ascii_uppercase()));
+            (plain && !class).then_some(key)
         });
     let calls = super::section::section_calls(fa.model, site).into_iter();
     calls
