@@ -99,7 +99,8 @@ pub struct RawEffect {
     #[serde(default)]
     pub bang_methods: bool,
     /// Only on an object reached through the locked record: its association
-    /// or collaborator (`@order.contents.add(..)`, `order.lines.create(..)`).
+    /// or collaborator (`@order.contents.add(..)`, `order.lines.create(..)`),
+    /// or one built around it (`CouponHandler.new(@order).apply`).
     #[serde(default)]
     pub locked_collaborator: bool,
     /// Not on receivers whose last segment is one of these (`@order.errors.add(..)`

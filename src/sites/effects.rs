@@ -153,10 +153,14 @@ fn matches_effect(model: &FileModel, call: &Call, e: &RawEffect, locked: Option<
     if e.locked_object && (receiver.is_none() || receiver != locked) {
         return false;
     }
-    // `@order.contents`, `@order&.shipments`, `order.lines`: one step or more past the record.
+    // `@order.contents`, `@order&.shipments`, `order.lines`: one step or more past
+    // the record; or an object built around it (`CouponHandler.new(@order)`).
     let through_locked = |r: &str, l: &str| {
         r.strip_prefix(l)
             .is_some_and(|rest| rest.starts_with('.') || rest.starts_with("&."))
+            || r.strip_suffix(')')
+                .and_then(|r| r.strip_suffix(l))
+                .is_some_and(|head| head.ends_with(".new(") || head.starts_with("new "))
     };
     if e.locked_collaborator
         && !receiver
