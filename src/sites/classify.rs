@@ -327,6 +327,67 @@ pub fn classify(
 /// The first `scheduler-words` word naming `site`'s wrapper, function,
 /// class or file (`folders`: its path without the extension), and where:
 /// the lock keeps a scheduled job's runs apart.
+/// What names a lock helper's call for [`same_lock`]: the helper and the key
+/// the caller passes, as written. A raw client call has none: its key text
+/// (`lock_id`, `key`) is as often a parameter of unrelated functions.
+fn lock_name(site: &LockSite) -> Option<(&str, &str)> {
+    // Resolved (`lock_id` bound to `f"digest:{user_id}"` in one caller and to
+    // `f"receipt:{user_id}"` in another is two locks).
+    let key = match site.key.as_ref() {
+        _ if !site.key_text.is_empty() => site.key_text.as_str(),
+        Some(k) => k.peel().text.as_str(),
+        None => "",
+    };
+    (site.via.is_some() && !key.is_empty()).then_some((site.api.as_str(), key))
+}
+
+/// For each site from `first` on that `decided` leaves undecided, the class
+/// the other calls of its lock in the file agree on ([`same_lock`]).
+pub fn by_same_lock(
+    fa: &FileAnalysis,
+    first: usize,
+    decided: &[Class],
+    line_of: impl Fn(&LockSite) -> usize,
+) -> Vec<Option<(Class, String)>> {
+    let earlier = (fa.sites[..first].iter())
+        .filter(|s| !s.classed_by_callers)
+        .map(|s| (s, s.class));
+    let now = fa.sites[first..].iter().zip(decided.iter().copied());
+    let classed: Vec<_> = (earlier.chain(now))
+        .filter(|(_, c)| matches!(c, Class::Correctness | Class::Efficiency))
+        .filter_map(|(s, c)| Some((lock_name(s)?, c, line_of(s))))
+        .collect();
+    (fa.sites[first..].iter().zip(decided))
+        .map(|(s, d)| {
+            let name = lock_name(s).filter(|_| *d == Class::Unclassified)?;
+            same_lock(name, &classed)
+        })
+        .collect()
+}
+
+/// The class the other calls of an undecided site's lock agree on. A lock
+/// helper called with the same key elsewhere in the file guards the same
+/// resource, and a double grant between any two of its sections is as bad
+/// as the worst of them (trigger.dev's `runLock.lock("..", [runId], ..)`:
+/// one section only nacks a queue message, the others rewrite the run).
+/// `classed`: the file's sites classed by their own evidence, as (name, class, line).
+fn same_lock(
+    name: (&str, &str),
+    classed: &[((&str, &str), Class, usize)],
+) -> Option<(Class, String)> {
+    let mut same = classed.iter().filter(|(n, ..)| *n == name);
+    let (_, class, line) = same.next()?;
+    same.all(|(_, c, _)| c == class).then(|| {
+        let why = format!(
+            "the same lock (`{}` keyed `{}`) guards {} work at L{line}",
+            name.0.trim_start_matches("wrapper "),
+            name.1,
+            class.name()
+        );
+        (*class, why)
+    })
+}
+
 fn scheduled(fa: &FileAnalysis, site: &LockSite, folders: &str) -> Option<(&'static str, String)> {
     let name = site
         .func

@@ -416,7 +416,14 @@ fn classify_all(fa: &mut FileAnalysis, first: usize, user: &classify::UserClasse
         .iter()
         .map(|s| classify::classify(fa, &index, s, Some(&by_config), (path, &writers)))
         .collect();
-    for (site, (class, mut evidence, effects)) in fa.sites[first..].iter_mut().zip(decided) {
+    let classes: Vec<Class> = decided.iter().map(|d| d.0).collect();
+    let shared = classify::by_same_lock(fa, first, &classes, |s| index.line_col(s.span.start).0);
+    for ((site, (mut class, mut evidence, effects)), shared) in
+        fa.sites[first..].iter_mut().zip(decided).zip(shared)
+    {
+        if let Some((same, why)) = shared {
+            (class, evidence) = (same, vec![why]);
+        }
         let line = index.line_col(site.span.start).0;
         site.classed_by_callers =
             class == Class::Unclassified && user.by_callers.iter().any(|(l, ..)| *l == line);
