@@ -11,6 +11,7 @@ pub mod classify;
 pub mod command;
 pub mod consts;
 pub mod duration;
+mod effect_calls;
 pub mod effects;
 mod grant;
 mod handed_sql;

@@ -187,7 +187,7 @@ impl<'a> Writers<'a> {
         // of it from that file's module (`from jobs.render import render_tiles`).
         let reachable = receiver.is_some() || {
             let module = super::module_name(&first.path, model.language);
-            effects::import_of(model, call)
+            super::effect_calls::import_of(model, call)
                 .is_some_and(|i| i.path.split(['.', ':', '/']).any(|part| part == module))
         };
         reachable.then_some(first)
