@@ -4,10 +4,12 @@
 //! "billing"`, `critical section writes (sql-write) at L40`), shown in human
 //! output, JSON and `audit`.
 
+use std::collections::HashMap;
+use std::path::Path;
+
 use super::effects::{self, Effect};
 use super::writers::{split_name, Writer, Writers};
 use super::{resolve, Class, FileAnalysis, LockSite};
-use std::path::Path;
 
 use globset::GlobMatcher;
 
@@ -327,7 +329,7 @@ pub fn classify(
 /// The first `scheduler-words` word naming `site`'s wrapper, function,
 /// class or file (`folders`: its path without the extension), and where:
 /// the lock keeps a scheduled job's runs apart.
-/// What names a lock helper's call for [`same_lock`]: the helper and the key
+/// What names a lock helper's call for [`by_same_lock`]: the helper and the key
 /// the caller passes, as written. A raw client call has none: its key text
 /// (`lock_id`, `key`) is as often a parameter of unrelated functions.
 fn lock_name(site: &LockSite) -> Option<(&str, &str)> {
@@ -342,7 +344,7 @@ fn lock_name(site: &LockSite) -> Option<(&str, &str)> {
 }
 
 /// For each site from `first` on that `decided` leaves undecided, the class
-/// the other calls of its lock in the file agree on ([`same_lock`]).
+/// the other calls of its lock in the file agree on ([`same_lock_evidence`]).
 pub fn by_same_lock(
     fa: &FileAnalysis,
     first: usize,
@@ -353,39 +355,42 @@ pub fn by_same_lock(
         .filter(|s| !s.classed_by_callers)
         .map(|s| (s, s.class));
     let now = fa.sites[first..].iter().zip(decided.iter().copied());
-    let classed: Vec<_> = (earlier.chain(now))
-        .filter(|(_, c)| matches!(c, Class::Correctness | Class::Efficiency))
-        .filter_map(|(s, c)| Some((lock_name(s)?, c, line_of(s))))
-        .collect();
+    // Each lock's first class and line, or `None` once its calls disagree:
+    // one pass, then one lookup per site (linear in the file's sites).
+    let mut agreed: HashMap<(&str, &str), Option<(Class, usize)>> = HashMap::new();
+    for (s, c) in
+        (earlier.chain(now)).filter(|(_, c)| matches!(c, Class::Correctness | Class::Efficiency))
+    {
+        let Some(name) = lock_name(s) else { continue };
+        agreed
+            .entry(name)
+            .and_modify(|a| {
+                if a.is_some_and(|(first, _)| first != c) {
+                    *a = None;
+                }
+            })
+            .or_insert(Some((c, line_of(s))));
+    }
     (fa.sites[first..].iter().zip(decided))
         .map(|(s, d)| {
             let name = lock_name(s).filter(|_| *d == Class::Unclassified)?;
-            same_lock(name, &classed)
+            let (class, line) = (*agreed.get(&name)?)?;
+            Some((class, same_lock_evidence(name, class, line)))
         })
         .collect()
 }
 
-/// The class the other calls of an undecided site's lock agree on. A lock
-/// helper called with the same key elsewhere in the file guards the same
-/// resource, and a double grant between any two of its sections is as bad
-/// as the worst of them (trigger.dev's `runLock.lock("..", [runId], ..)`:
-/// one section only nacks a queue message, the others rewrite the run).
-/// `classed`: the file's sites classed by their own evidence, as (name, class, line).
-fn same_lock(
-    name: (&str, &str),
-    classed: &[((&str, &str), Class, usize)],
-) -> Option<(Class, String)> {
-    let mut same = classed.iter().filter(|(n, ..)| *n == name);
-    let (_, class, line) = same.next()?;
-    same.all(|(_, c, _)| c == class).then(|| {
-        let why = format!(
-            "the same lock (`{}` keyed `{}`) guards {} work at L{line}",
-            name.0.trim_start_matches("wrapper "),
-            name.1,
-            class.name()
-        );
-        (*class, why)
-    })
+/// Why an undecided call takes its lock's class: a lock helper called with
+/// the same key elsewhere in the file guards the same resource, and a double
+/// grant between any two of its sections is as bad as the worst of them
+/// (trigger.dev's `runLock.lock("..", [runId], ..)`: one section only nacks a
+/// queue message, the others rewrite the run).
+fn same_lock_evidence((helper, key): (&str, &str), class: Class, line: usize) -> String {
+    format!(
+        "the same lock (`{}` keyed `{key}`) guards {} work at L{line}",
+        helper.trim_start_matches("wrapper "),
+        class.name()
+    )
 }
 
 fn scheduled(fa: &FileAnalysis, site: &LockSite, folders: &str) -> Option<(&'static str, String)> {
