@@ -8,6 +8,7 @@ use crate::catalog::raw::{EffectKind, RawEffect};
 use crate::catalog::Catalog;
 use crate::model::{Call, ExprKind, FileModel};
 
+/// The words of `call`'s receiver (`self.repository` -> `self`, `repository`).
 fn receiver_words(call: &Call) -> Vec<String> {
     call.receiver
         .as_deref()
@@ -55,6 +56,9 @@ pub(super) fn in_memory(catalog: &Catalog, model: &FileModel, call: &Call) -> bo
     }
 }
 
+/// Does `call` have effect `e`: its method, receiver, arguments and language
+/// as the entry spells them, on the locked record or a collaborator of it
+/// (`locked`: the object the lock is taken through) where the entry asks?
 pub(super) fn matches_effect(
     model: &FileModel,
     call: &Call,
