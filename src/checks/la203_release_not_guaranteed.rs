@@ -3,10 +3,8 @@ use crate::catalog::Scope;
 use crate::checks::Finding;
 use crate::lang::profile::profile;
 use crate::model::{mentions, Call, ExitKind, FileModel, GuardKind, Span};
+use crate::sites::branches::{acquisition_names, on_failure_path, refusal_branch};
 use crate::sites::{wrapper, FileAnalysis, LockSite, Ttl};
-use branches::{acquisition_names, on_failure_path, release_when_not_acquired};
-
-mod branches;
 
 declare_rule! {
     /// ## What it flags
@@ -320,7 +318,7 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
                 continue;
             }
             if model.inside(rel, &[GuardKind::Defer])
-                || release_when_not_acquired(model, site, &names, rel)
+                || refusal_branch(model, site, &names, rel).is_some()
             {
                 continue;
             }

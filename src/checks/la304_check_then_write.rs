@@ -1,7 +1,7 @@
 use super::declare_rule;
 use crate::checks::Finding;
-use crate::lang::profile::profile;
 use crate::model::Call;
+use crate::sites::branches::{acquisition_names, refusal_branch};
 use crate::sites::resolve;
 use crate::sites::section::section_calls;
 use crate::sites::{Class, FileAnalysis, LockSite};
@@ -61,6 +61,12 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
                     .iter()
                     .any(|a| resolve::key_text(fa.model, &a.value, c.func) == site.key_text)
         };
+        // Who holds the result, read once per site and only for a re-check.
+        let names = std::cell::OnceCell::new();
+        let refused = |c: &Call| {
+            let names = names.get_or_init(|| acquisition_names(fa.model, site));
+            refused_path(fa, site, names, c)
+        };
         let checks = section_calls(fa.model, site).into_iter().filter(|(c, _)| {
             let receiver = c.receiver.as_deref().map(|r| r.text.as_str());
             // Without a handle, only a receiver named as a lock (`self._lock.owned()`):
@@ -71,7 +77,7 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
                     receiver.is_some_and(|r| crate::sites::lock_words(fa.catalog, &[r]).is_some())
                 }
             };
-            ((recheck.contains(&c.name) && on_lock) || reads_key(c)) && !refused_path(fa, site, c)
+            ((recheck.contains(&c.name) && on_lock) || reads_key(c)) && !refused(c)
         });
         for (c, at) in checks {
             let Some(write) = site
@@ -99,18 +105,14 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
 }
 
 /// Is `c` on the path of a refused acquisition: in a branch that tests the
-/// acquisition for failure and leaves (`if not r.setnx(k, me): log(.., r.get(k));
-/// return`)? There it reads who holds the lock; nothing is written after it.
-fn refused_path(fa: &FileAnalysis, site: &LockSite, c: &Call) -> bool {
+/// acquisition for failure and leaves after it (`if not r.setnx(k, me):
+/// log(.., r.get(k)); return`)? There it reads who holds the lock; nothing is
+/// written after it.
+fn refused_path(fa: &FileAnalysis, site: &LockSite, names: &[String], c: &Call) -> bool {
     let model = fa.model;
-    let language = profile(model.language);
-    model.conditionals_in(site.func).any(|t| {
-        t.cond.contains(site.span)
-            && t.stmt.contains(c.span)
-            && !t.cond.contains(c.span)
-            && language.is_negative(&t.text)
-            && model
-                .exits_in(site.func)
-                .any(|e| t.stmt.contains(e.span) && e.span.start > c.span.end)
+    refusal_branch(model, site, names, c.span).is_some_and(|t| {
+        model
+            .exits_in(site.func)
+            .any(|e| t.stmt.contains(e.span) && e.span.start > c.span.end)
     })
 }

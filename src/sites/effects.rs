@@ -303,11 +303,13 @@ pub fn of_section(fa: &FileAnalysis, site: &LockSite, writers: &Writers) -> Vec<
     // else a record the lock is keyed by (`OrderMutex.with_lock!(@order)`,
     // Rails' `around_action :lock_order` keyed `@order`).
     let own = fa.model.call(site.call).receiver.as_deref();
+    // A class (`OrderMutex.with_lock!(..)`, `run_with_advisory_lock(Email, ..)`) is no record.
+    let class = |text: &str| {
+        (text.rsplit(['.', ':']).next())
+            .is_some_and(|l| l.starts_with(|c: char| c.is_ascii_uppercase()))
+    };
     let record = |r: &&crate::model::Expr| {
-        // A class (`OrderMutex.with_lock!(..)`) is no record.
-        let last = r.text.rsplit(['.', ':']).next().unwrap_or(&r.text);
-        !last.starts_with(|c: char| c.is_ascii_uppercase())
-            && !resolve::is_self(fa.model, site.func, &r.text)
+        !class(&r.text) && !resolve::is_self(fa.model, site.func, &r.text)
     };
     let locked = (own.filter(|r| site.via.is_some() && record(r)))
         .map(|r| r.text.as_str())
@@ -317,10 +319,7 @@ pub fn of_section(fa: &FileAnalysis, site: &LockSite, writers: &Writers) -> Vec<
             let name = key.trim_start_matches('@');
             let plain = !name.is_empty()
                 && (name.chars()).all(|c| c.is_alphanumeric() || c == '_' || c == '.');
-            // A model class (`run_with_advisory_lock(Email, ..)`) is no record either.
-            let class = (name.rsplit('.').next())
-                .is_some_and(|l| l.starts_with(|c: char| c.is_ascii_uppercase()));
-            (plain && !class).then_some(key)
+            (plain && !class(name)).then_some(key)
         });
     let calls = super::section::section_calls(fa.model, site).into_iter();
     calls

@@ -5,6 +5,7 @@
 //! and every delete of a lock key ([`Release`]: owner-checked or not, and the
 //! acquisition it belongs to). Checks read only these facts.
 
+pub mod branches;
 mod built_sql;
 mod check_then_set;
 pub mod classify;

@@ -2,13 +2,13 @@
 //! whether a condition tests it, and so whether an exit or a release lies on
 //! the path where the lock was not granted.
 
+use super::LockSite;
 use crate::lang::profile::profile;
 use crate::model::{mentions, Conditional, FileModel, Span};
-use crate::sites::LockSite;
 
 /// Names that carry the acquisition's result: what it is bound to
 /// (`ok, err := ...`) and out-parameters of its chain (Go `.Scan(&ok)`).
-pub(super) fn acquisition_names(model: &FileModel, site: &LockSite) -> Vec<String> {
+pub fn acquisition_names(model: &FileModel, site: &LockSite) -> Vec<String> {
     let end = model.call(site.result_call);
     let mut names: Vec<String> = end
         .usage
@@ -74,7 +74,7 @@ fn tests_acquisition(
 
 /// Is the exit at `span` on the not-acquired path? It is inside a branch that
 /// tests the acquisition, and the release is not inside that branch.
-pub(super) fn on_failure_path(
+pub fn on_failure_path(
     model: &FileModel,
     site: &LockSite,
     names: &[String],
@@ -88,18 +88,20 @@ pub(super) fn on_failure_path(
     })
 }
 
-/// A release inside `if not acquired:` (a takeover, a cleanup) runs when the
-/// lock was *not* granted: the path question does not apply to it.
-pub(super) fn release_when_not_acquired(
-    model: &FileModel,
+/// The branch that tests the acquisition for failure and holds `span` in
+/// its body (`if not acquired:`). A release there (a takeover, a cleanup) runs
+/// when the lock was *not* granted (LA203); a read there (`log(.., r.get(k))`)
+/// asks who holds it (LA304).
+pub fn refusal_branch<'m>(
+    model: &'m FileModel,
     site: &LockSite,
     names: &[String],
-    release: Span,
-) -> bool {
+    span: Span,
+) -> Option<&'m Conditional> {
     let language = profile(model.language);
-    model.conditionals_in(site.func).any(|c| {
-        c.stmt.contains(release)
-            && !c.cond.contains(release)
+    model.conditionals_in(site.func).find(|c| {
+        c.stmt.contains(span)
+            && !c.cond.contains(span)
             && tests_acquisition(model, site, names, c)
             && language.is_negative(&c.text)
     })
