@@ -27,7 +27,15 @@ pub fn complete(
     for site in sites.iter_mut() {
         site.result_call = chain_end(site.call);
         let call = model.call(site.call);
-        let guard_body = blocks.guard_body(model, site.call);
+        // A wrapper call's callback was chosen where the call became a site:
+        // the options entry it runs, or the function it names.
+        let chosen = site.via.is_some()
+            && (site.held_over.is_some()
+                || (site.span.contains(site.section) && site.section != site.span));
+        let guard_body = match chosen {
+            true => Some(site.section),
+            false => blocks.guard_body(model, site.call),
+        };
         let named_guard = guard_spans.contains(&site.span);
         site.guarded |= call.usage == Usage::Guard || named_guard || guard_body.is_some();
         site.section = match guard_body {

@@ -124,16 +124,54 @@ pub(super) fn registers(model: &FileModel, path: &Path, call: &Call, w: &Wrapper
         .then_some(2)
 }
 
+/// The key a caller passes in an options object (`{ label: 'refunds', .. }`
+/// for a wrapper keyed `lease:${data.label}`): the entry the key reads, else
+/// the whole argument.
+pub(super) fn options_entry<'a>(arg: &'a Expr, param: &str, key_text: &str) -> &'a Expr {
+    let ExprKind::Map(entries) = &arg.peel().kind else {
+        return arg;
+    };
+    let read = |k: &Expr| {
+        let name = k.as_str().unwrap_or(&k.text).trim_matches([':', '"', '\'']);
+        crate::model::mentions(key_text, &format!("{param}.{name}"))
+    };
+    entries
+        .iter()
+        .find(|(k, _)| read(k))
+        .map_or(arg, |(_, v)| v)
+}
+
+/// The value of the options entry `w` runs as its callback (`run:
+/// evaluateHealth` of `runWithLease({ key, run: evaluateHealth })`).
+pub(super) fn callback_entry<'c>(call: &'c Call, w: &Wrapper) -> Option<&'c Expr> {
+    let wanted = w.callback_entry.as_deref()?;
+    // The key as written: a string, a name, a property or a symbol (`run:`).
+    let named = |key: &Expr| {
+        key.as_str()
+            .unwrap_or(&key.text)
+            .trim_matches([':', '"', '\''])
+            == wanted
+    };
+    call.args.iter().find_map(|a| match &a.value.peel().kind {
+        ExprKind::Map(entries) => entries.iter().find(|(k, _)| named(k)).map(|(_, v)| v),
+        _ => None,
+    })
+}
+
 /// The function of this file that `call` hands `w` by name to run under its
-/// lock (`lockUntilOrThrow(key, cancelStaleCharges, ttl)`), when `w` runs its
-/// caller's callback: a bare name, or a method of the object itself
-/// (`this.flush`), other than the calling function.
+/// lock (`lockUntilOrThrow(key, cancelStaleCharges, ttl)`, or as the options
+/// entry it runs), when `w` runs its caller's callback: a bare name, or a
+/// method of the object itself (`this.flush`), other than the calling function.
 pub(super) fn named_callback(model: &FileModel, call: &Call, w: &Wrapper) -> Option<FuncId> {
     if !w.guard {
         return None;
     }
-    call.args.iter().find_map(|a| {
-        let name = a.value.peel().as_name()?;
+    let values: Vec<&Expr> = match callback_entry(call, w) {
+        Some(v) => vec![v],
+        None => call.args.iter().map(|a| &a.value).collect(),
+    };
+    values.into_iter().find_map(|v| {
+        let name = v.peel().as_name()?;
         let own = match name.rsplit_once('.') {
             Some((recv, own)) if resolve::is_self(model, call.func, recv) => own,
             Some(_) => return None,

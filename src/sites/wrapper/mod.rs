@@ -59,6 +59,9 @@ pub struct Wrapper {
     pub key_param: Option<(usize, String)>,
     /// The caller's block / callback / `with` body runs under the lock.
     pub guard: bool,
+    /// The options entry callers pass the callback in (`run: evaluate`).
+    #[serde(default)]
+    pub callback_entry: Option<String>,
     /// The function returns the lock or the try-acquire's result.
     pub returns: bool,
     /// The function returns a lock object untaken (`return r.lock(name)`):
@@ -213,6 +216,7 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
                     site.switch.clone().filter(|_| forwards_arguments(call))
                 }),
             off_by_default: handed_on.is_some_and(|(_, off)| off),
+            callback_entry: shape.callback_entry.filter(|_| guard).map(str::to_string),
             ..wrapper(fa, path, f, site, line_of(site.span.start))
         };
         // Released before it returns (`await_for_lock`: acquire, release, return
@@ -253,6 +257,7 @@ fn wrapper(fa: &FileAnalysis, path: &Path, f: &Function, site: &LockSite, line: 
         key_param: key_param(f, fa.model.language, site),
         conn_param: connection::param(f, fa.model, site),
         guard: false,
+        callback_entry: None,
         returns: false,
         object: None,
         switch: None,
@@ -440,7 +445,9 @@ pub fn sites_for_calls(
             None => None,
         };
         let key = match &w.key_param {
-            Some((i, name)) => call.keyword(name).or_else(|| call.positional(*i)).cloned(),
+            Some((i, name)) => (call.keyword(name).or_else(|| call.positional(*i)))
+                .map(|k| callbacks::options_entry(k, name, &w.site.key_text))
+                .cloned(),
             // Fixed inside the wrapper (already detached): shown at the call.
             None => w.site.key.as_ref().map(|k| Expr {
                 span: call.span,
@@ -451,11 +458,14 @@ pub fn sites_for_calls(
             .as_ref()
             .map(|k| resolve::key_text(model, k, call.func))
             .unwrap_or_default();
+        // An options object's callback entry (`run: async () => ..`) is the
+        // one closure of the call that runs under the lock.
+        let within = callbacks::callback_entry(call, w).map_or(call.span, |e| e.span);
         let body = model
             .blocks
             .iter()
             .find(|b| {
-                (b.kind == GuardKind::Closure && call.span.contains(b.span))
+                (b.kind == GuardKind::Closure && within.contains(b.span))
                     || (b.kind == GuardKind::With
                         && b.span.start >= call.span.end
                         && b.parent == Some(call.block))

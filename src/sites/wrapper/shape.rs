@@ -69,6 +69,9 @@ pub(super) struct Shape<'f> {
     defaults: Vec<Option<&'f str>>,
     /// The last call of a parameter (a callback run under the lock).
     last_param_call: Option<usize>,
+    /// The entry of an options parameter that call runs (`run` of
+    /// `data.run()`), which callers pass the callback in.
+    pub(super) callback_entry: Option<&'f str>,
     /// The last `yield` (Python, Ruby, JavaScript generators).
     last_yield: Option<usize>,
     exits: Vec<&'f Exit>,
@@ -102,8 +105,13 @@ impl<'f> Shape<'f> {
                         .and_then(|r| r.as_name())
                         .is_some_and(|r| runs_callback(f, r, &c.name))
             })
-            .map(|c| c.span.start)
-            .max();
+            .max_by_key(|c| c.span.start);
+        // `data.run()` on an options parameter: the callback is its `run` entry
+        // (a function value's `task.run()` names no entry a caller writes).
+        let callback_entry = (last_param_call)
+            .filter(|c| c.receiver.is_some())
+            .map(|c| c.name.as_str());
+        let last_param_call = last_param_call.map(|c| c.span.start);
         let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
         let last_yield = fa.text.get(f.span.start..f.span.end).and_then(|t| {
             t.match_indices("yield")
@@ -151,6 +159,7 @@ impl<'f> Shape<'f> {
             params,
             defaults,
             last_param_call,
+            callback_entry,
             last_yield,
             exits: model.exits_in(Some(f.id)).collect(),
             conditionals: model.conditionals_in(Some(f.id)).collect(),
