@@ -165,7 +165,11 @@ static PYTHON: Profile = Profile {
     builder: None,
     test_files: &["test_*.py", "*_test.py"],
     manifests: &["poetry.lock", "requirements*.txt", "pyproject.toml"],
-    subclass_header: Some(r"\bclass\s+\w+\s*\([^)]*?\b(?:CLASSES)\b"),
+    // Or the class imported under another name (`import DatabaseBackedObject
+    // as dbo`), which the header then extends.
+    subclass_header: Some(
+        r"\bclass\s+\w+\s*\([^)]*?\b(?:CLASSES)\b|\bimport\s[^\n]*\b(?:CLASSES)\s+as\s",
+    ),
     definition_keyword: Some("def"),
     ..C_STYLE
 };
@@ -397,5 +401,21 @@ mod tests {
             profile(Language::Ruby).duration_call("minutes"),
             Some(60_000.0)
         );
+    }
+
+    /// A Python file extending a wrapper's class under another name is one
+    /// to re-read for the callers it inherits; one that only imports the
+    /// class, or another class, is not.
+    #[test]
+    fn python_subclass_through_an_alias() {
+        let header = profile(Language::Python)
+            .subclass_header
+            .unwrap_or_default();
+        let re = regex::Regex::new(&header.replace("CLASSES", "DatabaseBackedObject"));
+        let re = re.expect("the header compiles");
+        assert!(re.is_match("from sf.baseobject import DatabaseBackedObject as dbo\n"));
+        assert!(re.is_match("class Op(DatabaseBackedObject):\n"));
+        assert!(!re.is_match("from sf.baseobject import DatabaseBackedObject\n"));
+        assert!(!re.is_match("from sf.baseobject import DatabaseBackedObjectIterator as it\n"));
     }
 }

@@ -491,7 +491,18 @@ impl FileModel {
     pub fn extends(&self, class: &str, base: &str) -> bool {
         self.supers
             .get(class)
-            .is_some_and(|b| b.iter().any(|s| s == base))
+            .is_some_and(|b| b.iter().any(|s| self.names_class(s, base)))
+    }
+
+    /// Does the name `written` in a class's bases stand for `class`: the
+    /// class itself, or an import of it under another name (`from
+    /// shakenfist.baseobject import DatabaseBackedObject as dbo`)?
+    pub fn names_class(&self, written: &str, class: &str) -> bool {
+        written == class
+            || self.imports.iter().any(|i| {
+                i.alias.as_deref() == Some(written)
+                    && i.path.rsplit(['.', ':', '/']).next() == Some(class)
+            })
     }
 
     /// Records a block under `parent`; returns its id.

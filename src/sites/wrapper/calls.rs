@@ -442,7 +442,9 @@ pub(super) fn calls_wrapper(
                 .unwrap_or_else(|| r.rsplit(['.', ':']).next().unwrap_or(r))
                 .trim_start_matches('@');
             let own = resolve::is_self(model, call.func, last);
-            if own && w.inherited {
+            // In the subclass's own file `self.x()` is the base's wrapper's
+            // call; in a subclass of the subclass it is the copy's.
+            if own && w.inherited && same_file {
                 return None;
             }
             if (same_file && own)
@@ -476,10 +478,11 @@ pub(super) fn calls_wrapper(
             if own {
                 // An inherited helper: `this.withLock(..)` in a subclass that
                 // does not define its own.
-                (overridden(model, call, w)
-                    || (!defines_own(model, call, &w.name)
-                        && (class_import(model, class).is_some() || inherits(model, call, class))))
-                .then_some(2)
+                // A subclass's copy reaches only the calls of its subclasses.
+                let reached = inherits(model, call, class)
+                    || (!w.inherited && class_import(model, class).is_some());
+                (overridden(model, call, w) || (!defines_own(model, call, &w.name) && reached))
+                    .then_some(2)
             } else {
                 // A type of the wrapper's package, or of a package above it (an
                 // interface beside its implementation's folder) by its very name;

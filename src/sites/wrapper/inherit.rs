@@ -28,7 +28,7 @@ pub fn inherited(
             let base = w
                 .class
                 .as_deref()
-                .is_some_and(|c| bases.iter().any(|b| b == c));
+                .is_some_and(|c| bases.iter().any(|b| model.names_class(b, c)));
             if !base
                 || w.path == path
                 || w.language != model.language.catalog_language()
