@@ -196,7 +196,7 @@ pub fn summarize(fa: &FileAnalysis, path: &Path, line_of: impl Fn(usize) -> usiz
             Some(class) => (true, class),
             None => (false, simple_name(&f.name).to_string()),
         };
-        let refusal = held && shape.refusal_returns_nothing(fa, site);
+        let refusal = held && shape.answers(fa, site);
         let (helper, returns) = (helper || built || refusal, returns || built || refusal);
         let adds = guard || returns || keyed || held;
         if !helper || !adds || !named.insert((class_of(&f.name), name.clone())) {

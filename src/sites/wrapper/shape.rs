@@ -241,7 +241,7 @@ impl<'f> Shape<'f> {
     /// last statement: sidekiq-unique-jobs' `Locksmith#lock` ends `job_id`)?
     /// With the lock still held when it returns, its value says whether the
     /// caller holds it.
-    pub(super) fn refusal_returns_nothing(&self, fa: &FileAnalysis, site: &LockSite) -> bool {
+    fn refusal_returns_nothing(&self, fa: &FileAnalysis, site: &LockSite) -> bool {
         let model = fa.model;
         // Go and Rust report refusal as an error value, and `nil` is success.
         if !site.try_acquire || !profile(model.language).calls_may_raise {
@@ -278,6 +278,43 @@ impl<'f> Shape<'f> {
                 || (self.exits.iter()).any(|e| {
                     e.kind == ExitKind::Return && e.span.start > refused.stmt.end && !nothing(e)
                 }))
+    }
+
+    /// Does what the function returns say whether `site` granted the lock?
+    pub(super) fn answers(&self, fa: &FileAnalysis, site: &LockSite) -> bool {
+        self.refusal_returns_nothing(fa, site) || self.answers_grant(fa, site)
+    }
+
+    /// Does the function answer with `True` / `False` under a test of what
+    /// `site` acquired (pulp's `are_resources_available`: `if not blocked:
+    /// return True` ... `return False`)? With the lock still held, the answer
+    /// says whether the caller holds it.
+    fn answers_grant(&self, fa: &FileAnalysis, site: &LockSite) -> bool {
+        let direct = fa.model.call(site.result_call).usage.bound_names();
+        let literal = |e: &&Exit, yes: bool| {
+            let v = e.value.trim();
+            e.kind == ExitKind::Return
+                && if yes {
+                    TRUE_WORDS.contains(&v)
+                } else {
+                    falsy(v)
+                }
+        };
+        self.conditionals.iter().any(|c| {
+            let tests = c.cond.contains(site.span)
+                || c.cond.start >= site.span.end && direct.iter().any(|n| mentions(&c.text, n));
+            let inside: Vec<&&Exit> = self
+                .exits
+                .iter()
+                .filter(|e| c.stmt.contains(e.span))
+                .collect();
+            tests
+                && inside.iter().any(|e| literal(e, true))
+                && self
+                    .exits
+                    .iter()
+                    .any(|e| e.span.start > site.span.end && literal(e, false))
+        })
     }
 
     /// Does the function raise when the try-acquire `site` (its result bound
