@@ -99,11 +99,16 @@ pub fn swallowed(fa: &FileAnalysis, site: &LockSite) -> bool {
     // Nothing but logging follows the acquisition in the `try`: no work, and
     // no exit that leaves on success (`return true`, so what follows the
     // handler runs only on failure).
+    // (What a log line's arguments compute, `id.toString()`, is logging too.)
+    let logs: Vec<Span> = (model.calls_in(site.func))
+        .filter(|c| fa.catalog.log_methods.contains(&c.name))
+        .map(|c| c.span)
+        .collect();
     let alone_in = |covers: Span| {
         let later = |span: Span| covers.contains(span) && span.start > call.span.end;
         !model
             .calls_in(site.func)
-            .any(|c| later(c.span) && !fa.catalog.log_methods.contains(&c.name))
+            .any(|c| later(c.span) && !logs.iter().any(|l| l.contains(c.span)))
             && !model.exits_in(site.func).any(|e| later(e.span))
     };
     // The result bound to a name that a test after the handler reads, where
