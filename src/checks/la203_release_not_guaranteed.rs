@@ -1,12 +1,12 @@
 use super::declare_rule;
-
-mod hand_off;
 use crate::catalog::Scope;
 use crate::checks::Finding;
 use crate::lang::profile::profile;
 use crate::model::{mentions, Call, ExitKind, FileModel, GuardKind, Span};
 use crate::sites::branches::{acquisition_names, on_failure_path, refusal_branch};
 use crate::sites::{wrapper, FileAnalysis, LockSite, Ttl};
+
+mod hand_off;
 
 declare_rule! {
     /// ## What it flags

@@ -4,7 +4,7 @@ use super::RULE;
 use crate::catalog::Scope;
 use crate::checks::Finding;
 use crate::lang::profile::profile;
-use crate::model::{mentions, Call, ExitKind, Span};
+use crate::model::{mentions, Call, ExitKind};
 use crate::sites::{FileAnalysis, LockSite, Ttl};
 
 /// `lock.tryLock()` then `holder.setLock(lock)`, both in a `try` whose
@@ -56,19 +56,17 @@ pub(super) fn caught_before_hand_off(fa: &FileAnalysis, site: &LockSite) -> Opti
     }
     let handler = model.handlers.iter().find(|h| {
         h.covers.contains(site.span) && h.covers.contains(hand_off.span) && {
-            let body = Span::new(h.covers.end, h.span.end);
+            // The clause itself: what runs when it catches.
             let raise_calls = profile(model.language).raise_calls;
             let rethrows = (model.exits_in(site.func))
-                .any(|e| e.kind == ExitKind::Raise && body.contains(e.span))
+                .any(|e| e.kind == ExitKind::Raise && h.span.contains(e.span))
                 || (model.calls_in(site.func))
-                    .any(|c| body.contains(c.span) && raise_calls.contains(&c.name.as_str()));
+                    .any(|c| h.span.contains(c.span) && raise_calls.contains(&c.name.as_str()));
+            // `lock.release()`, `release(lock)`: anything done with the lock.
             let releases = (model.calls_in(site.func)).any(|c| {
-                body.contains(c.span) && c.args.iter().any(|a| mentions(&a.value.text, held))
-            }) || (model.calls_in(site.func)).any(|c| {
-                body.contains(c.span)
-                    && c.receiver
-                        .as_deref()
-                        .is_some_and(|r| mentions(&r.text, held))
+                h.span.contains(c.span)
+                    && (c.args.iter().any(|a| mentions(&a.value.text, held))
+                        || (c.receiver.as_deref()).is_some_and(|r| mentions(&r.text, held)))
             });
             !rethrows && !releases
         }

@@ -131,10 +131,7 @@ pub(super) fn options_entry<'a>(arg: &'a Expr, param: &str, key_text: &str) -> &
     let ExprKind::Map(entries) = &arg.peel().kind else {
         return arg;
     };
-    let read = |k: &Expr| {
-        let name = k.as_str().unwrap_or(&k.text).trim_matches([':', '"', '\'']);
-        crate::model::mentions(key_text, &format!("{param}.{name}"))
-    };
+    let read = |k: &Expr| crate::model::mentions(key_text, &format!("{param}.{}", entry_name(k)));
     entries
         .iter()
         .find(|(k, _)| read(k))
@@ -145,17 +142,20 @@ pub(super) fn options_entry<'a>(arg: &'a Expr, param: &str, key_text: &str) -> &
 /// evaluateHealth` of `runWithLease({ key, run: evaluateHealth })`).
 pub(super) fn callback_entry<'c>(call: &'c Call, w: &Wrapper) -> Option<&'c Expr> {
     let wanted = w.callback_entry.as_deref()?;
-    // The key as written: a string, a name, a property or a symbol (`run:`).
-    let named = |key: &Expr| {
-        key.as_str()
-            .unwrap_or(&key.text)
-            .trim_matches([':', '"', '\''])
-            == wanted
-    };
     call.args.iter().find_map(|a| match &a.value.peel().kind {
-        ExprKind::Map(entries) => entries.iter().find(|(k, _)| named(k)).map(|(_, v)| v),
+        ExprKind::Map(entries) => (entries.iter())
+            .find(|(k, _)| entry_name(k) == wanted)
+            .map(|(_, v)| v),
         _ => None,
     })
+}
+
+/// An options entry's key as written: a string, a name, a property or a
+/// symbol (`run:`).
+fn entry_name(key: &Expr) -> &str {
+    key.as_str()
+        .unwrap_or(&key.text)
+        .trim_matches([':', '"', '\''])
 }
 
 /// The function of this file that `call` hands `w` by name to run under its
