@@ -78,10 +78,25 @@ pub(super) fn matches_effect(
                 .and_then(|r| r.strip_suffix(l))
                 .is_some_and(|head| head.ends_with(".new(") || head.starts_with("new "))
     };
+    // Or a local bound to one (`reimbursement = Spree::Reimbursement.new(order:
+    // @order, ..)`, then `reimbursement.return_all(..)`).
+    let bound_around = |l: &str| {
+        let Some(r) = call.receiver.as_deref() else {
+            return false;
+        };
+        let value = resolve::resolve(model, r, call.func);
+        value
+            .as_call()
+            .map(|id| model.call(id))
+            .is_some_and(|built| {
+                (built.name == "new" || resolve::builds_type(built))
+                    && built.args.iter().any(|a| a.value.text == l)
+            })
+    };
     if e.locked_collaborator
         && !receiver
             .zip(locked)
-            .is_some_and(|(r, l)| through_locked(r, l))
+            .is_some_and(|(r, l)| through_locked(r, l) || bound_around(l))
     {
         return false;
     }
