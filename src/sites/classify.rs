@@ -326,9 +326,6 @@ pub fn classify(
     (class, evidence, effects)
 }
 
-/// The first `scheduler-words` word naming `site`'s wrapper, function,
-/// class or file (`folders`: its path without the extension), and where:
-/// the lock keeps a scheduled job's runs apart.
 /// What names a lock helper's call for [`by_same_lock`]: the helper and the key
 /// the caller passes, as written. A raw client call has none: its key text
 /// (`lock_id`, `key`) is as often a parameter of unrelated functions.
@@ -393,6 +390,9 @@ fn same_lock_evidence((helper, key): (&str, &str), class: Class, line: usize) ->
     )
 }
 
+/// The first `scheduler-words` word naming `site`'s wrapper, function,
+/// class or file (`folders`: its path without the extension), and where:
+/// the lock keeps a scheduled job's runs apart.
 fn scheduled(fa: &FileAnalysis, site: &LockSite, folders: &str) -> Option<(&'static str, String)> {
     let name = site
         .func

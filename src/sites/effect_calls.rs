@@ -70,33 +70,28 @@ pub(super) fn matches_effect(
         return false;
     }
     // `@order.contents`, `@order&.shipments`, `order.lines`: one step or more past
-    // the record; or an object built around it (`CouponHandler.new(@order)`).
+    // the record.
     let through_locked = |r: &str, l: &str| {
         r.strip_prefix(l)
             .is_some_and(|rest| rest.starts_with('.') || rest.starts_with("&."))
-            || r.strip_suffix(')')
-                .and_then(|r| r.strip_suffix(l))
-                .is_some_and(|head| head.ends_with(".new(") || head.starts_with("new "))
     };
-    // Or a local bound to one (`reimbursement = Spree::Reimbursement.new(order:
-    // @order, ..)`, then `reimbursement.return_all(..)`).
-    let bound_around = |l: &str| {
+    // Or an object built around it, in place or bound to a local
+    // (`CouponHandler.new(@order).apply`, `reimbursement =
+    // Spree::Reimbursement.new(order: @order, ..)` then `reimbursement.return_all(..)`).
+    let built_around = |l: &str| {
         let Some(r) = call.receiver.as_deref() else {
             return false;
         };
         let value = resolve::resolve(model, r, call.func);
-        value
-            .as_call()
-            .map(|id| model.call(id))
-            .is_some_and(|built| {
-                (built.name == "new" || resolve::builds_type(built))
-                    && built.args.iter().any(|a| a.value.text == l)
-            })
+        (value.as_call().map(|id| model.call(id))).is_some_and(|built| {
+            (built.name == "new" || resolve::builds_type(built))
+                && built.args.iter().any(|a| a.value.text == l)
+        })
     };
     if e.locked_collaborator
         && !receiver
             .zip(locked)
-            .is_some_and(|(r, l)| through_locked(r, l) || bound_around(l))
+            .is_some_and(|(r, l)| through_locked(r, l) || built_around(l))
     {
         return false;
     }

@@ -4,7 +4,7 @@ use super::RULE;
 use crate::catalog::Scope;
 use crate::checks::Finding;
 use crate::lang::profile::profile;
-use crate::model::{mentions, Call, ExitKind};
+use crate::model::{mentions, ExitKind};
 use crate::sites::{FileAnalysis, LockSite, Ttl};
 
 /// `lock.tryLock()` then `holder.setLock(lock)`, both in a `try` whose
@@ -32,24 +32,12 @@ pub(super) fn caught_before_hand_off(fa: &FileAnalysis, site: &LockSite) -> Opti
     // Something that may raise runs first (a getter of the holder counts;
     // the refused branch's way out, `if (!locked) { requeue(); return; }`,
     // does not).
-    let leaves = |c: &Call| {
-        (model.conditionals_in(site.func))
-            .filter(|k| k.stmt.contains(c.span) && !k.cond.contains(c.span))
-            .min_by_key(|k| k.stmt.end - k.stmt.start)
-            .is_some_and(|k| {
-                (model.exits_in(site.func)).any(|e| {
-                    e.kind == ExitKind::Return
-                        && k.stmt.contains(e.span)
-                        && e.span.start >= c.span.end
-                })
-            })
-    };
     let risky = model.calls_in(site.func).any(|c| {
         c.id != hand_off.id
             && c.span.start >= site.span.end
             && c.span.end <= hand_off.span.end
             && !fa.catalog.log_methods.contains(&c.name)
-            && !leaves(c)
+            && !model.on_way_out(c.span, site.func, hand_off.span)
     });
     if !risky {
         return None;

@@ -160,13 +160,18 @@ fn entry_name(key: &Expr) -> &str {
 
 /// The function of this file that `call` hands `w` by name to run under its
 /// lock (`lockUntilOrThrow(key, cancelStaleCharges, ttl)`, or as the options
-/// entry it runs), when `w` runs its caller's callback: a bare name, or a
+/// entry it runs, `entry`), when `w` runs its caller's callback: a bare name, or a
 /// method of the object itself (`this.flush`), other than the calling function.
-pub(super) fn named_callback(model: &FileModel, call: &Call, w: &Wrapper) -> Option<FuncId> {
+pub(super) fn named_callback(
+    model: &FileModel,
+    call: &Call,
+    w: &Wrapper,
+    entry: Option<&Expr>,
+) -> Option<FuncId> {
     if !w.guard {
         return None;
     }
-    let values: Vec<&Expr> = match callback_entry(call, w) {
+    let values: Vec<&Expr> = match entry {
         Some(v) => vec![v],
         None => call.args.iter().map(|a| &a.value).collect(),
     };

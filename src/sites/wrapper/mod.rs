@@ -458,9 +458,9 @@ pub fn sites_for_calls(
             .as_ref()
             .map(|k| resolve::key_text(model, k, call.func))
             .unwrap_or_default();
-        // An options object's callback entry (`run: async () => ..`) is the
-        // one closure of the call that runs under the lock.
-        let within = callbacks::callback_entry(call, w).map_or(call.span, |e| e.span);
+        // An options entry the wrapper runs (`run: async () => ..`) is the section.
+        let entry = callbacks::callback_entry(call, w);
+        let within = entry.map_or(call.span, |e| e.span);
         let body = model
             .blocks
             .iter()
@@ -538,7 +538,7 @@ pub fn sites_for_calls(
         // callback (`runCronJob('cleanup', cleanup)`).
         site.held_over = model.decorated_by(call.span).or_else(|| {
             body.is_none()
-                .then(|| callbacks::named_callback(model, call, w))
+                .then(|| callbacks::named_callback(model, call, w, entry))
                 .flatten()
         });
         site.section = (body.or(site.held_over.map(|f| model.functions[f].span)))

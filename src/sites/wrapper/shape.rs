@@ -255,8 +255,7 @@ impl<'f> Shape<'f> {
                     || NULL_WORDS.contains(&e.value.trim()))
         };
         let refused = self.conditionals.iter().find(|c| {
-            (c.cond.contains(site.span)
-                || c.cond.start >= site.span.end && direct.iter().any(|n| mentions(&c.text, n)))
+            tests_grant(c, site, &direct)
                 && self
                     .exits
                     .iter()
@@ -291,7 +290,7 @@ impl<'f> Shape<'f> {
     /// says whether the caller holds it.
     fn answers_grant(&self, fa: &FileAnalysis, site: &LockSite) -> bool {
         let direct = fa.model.call(site.result_call).usage.bound_names();
-        let literal = |e: &&Exit, yes: bool| {
+        let literal = |e: &Exit, yes: bool| {
             let v = e.value.trim();
             e.kind == ExitKind::Return
                 && if yes {
@@ -301,19 +300,9 @@ impl<'f> Shape<'f> {
                 }
         };
         self.conditionals.iter().any(|c| {
-            let tests = c.cond.contains(site.span)
-                || c.cond.start >= site.span.end && direct.iter().any(|n| mentions(&c.text, n));
-            let inside: Vec<&&Exit> = self
-                .exits
-                .iter()
-                .filter(|e| c.stmt.contains(e.span))
-                .collect();
-            tests
-                && inside.iter().any(|e| literal(e, true))
-                && self
-                    .exits
-                    .iter()
-                    .any(|e| e.span.start > site.span.end && literal(e, false))
+            tests_grant(c, site, &direct)
+                && (self.exits.iter()).any(|e| c.stmt.contains(e.span) && literal(e, true))
+                && (self.exits.iter()).any(|e| e.span.start > site.span.end && literal(e, false))
         })
     }
 
@@ -471,6 +460,13 @@ fn tests_itself(text: &str, param: &str) -> bool {
         }
     }
     false
+}
+
+/// Does `c` test what `site` acquired: the acquisition in its condition, or
+/// a later test of a name the result is bound to (`direct`)?
+fn tests_grant(c: &Conditional, site: &LockSite, direct: &[&str]) -> bool {
+    c.cond.contains(site.span)
+        || c.cond.start >= site.span.end && direct.iter().any(|n| mentions(&c.text, n))
 }
 
 #[cfg(test)]
