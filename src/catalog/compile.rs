@@ -188,6 +188,7 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 .extend(v.session_close_methods.iter().cloned());
             cat.transaction_methods
                 .extend(v.transaction_methods.iter().cloned());
+            cat.pool_types.extend(v.pool_types.iter().cloned());
             cat.callback_registrations
                 .extend(v.callback_registrations.iter().cloned());
             cat.callback_actions

@@ -226,6 +226,8 @@ pub struct Catalog {
     pub check_then_set: CheckThenSet,
     pub session_close_methods: Vec<String>,
     pub transaction_methods: Vec<String>,
+    /// Connection-pool types beyond those named for a pool (`sql.DB`).
+    pub pool_types: Vec<String>,
     /// Class-body calls that register a method by name to run around the
     /// class's work (Rails `around_action :lock_order`).
     pub callback_registrations: Vec<String>,

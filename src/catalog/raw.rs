@@ -393,6 +393,11 @@ pub struct RawVocabulary {
     /// a row lock taken inside ends when it returns.
     #[serde(default)]
     pub transaction_methods: Vec<String>,
+    /// Types of a connection pool (Go `*sql.DB`, `*sqlx.DB`): a statement run
+    /// on one commits alone, so a row lock it takes ends with it. A type
+    /// named for a pool (`PgPool`, `pgxpool.Pool`) is one without a listing.
+    #[serde(default)]
+    pub pool_types: Vec<String>,
     /// Class-body calls that register a method by name to run around the
     /// class's work (Rails `around_action :lock_order`): the registration is a
     /// call of that method.

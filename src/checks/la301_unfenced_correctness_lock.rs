@@ -56,7 +56,10 @@ declare_rule! {
     /// whose writes go through the same connection: the database ends lock
     /// and writes together. A write a session lock's section sends through
     /// the pool (`sqlx::query(..).execute(pool)`, `pool.query(..)`) goes out
-    /// on another connection and is flagged. (A row claim, `UPDATE .. SET owner
+    /// on another connection and is flagged, and so are the writes after a
+    /// row lock run on the pool itself (`pool.query(".. FOR UPDATE")`, Go
+    /// `s.db.QueryRowContext(..)` with `db *sqlx.DB`): that statement commits
+    /// alone and its lock with it. (A row claim, `UPDATE .. SET owner
     /// = me WHERE owner IS NULL`, is not such a lock: committed, it outlives
     /// its transaction.)
     /// A de-duplication marker set under the lock before
@@ -82,7 +85,7 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
         }
         // A session or transaction lock ends with its writes, unless a write
         // goes out on another connection of the pool.
-        let bound = site.database_bound();
+        let bound = site.ends_with_writes();
         let Some(write) = site.effects.iter().find(|e| {
             e.write
                 && e.protection.is_none()

@@ -49,7 +49,7 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
     // A lease can expire between a check and a write; a database-bound lock
     // cannot, and a marker has no holder to re-check.
     let leased = |s: &&LockSite| {
-        !matches!(s.class, Class::Efficiency | Class::Marker) && !s.database_bound()
+        !matches!(s.class, Class::Efficiency | Class::Marker) && !s.ends_with_writes()
     };
     for site in fa.sites.iter().filter(leased) {
         let handle = site.handle.as_deref();

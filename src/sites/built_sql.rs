@@ -16,8 +16,10 @@ const BUILD_METHODS: &[&str] = &[
 ];
 
 /// Words of a method that runs a query (`GetContext`, `QueryRowContext`,
-/// `execute`, `fetch_one`, `queryForObject`).
-const RUN_WORDS: &[&str] = &["exec", "execute", "query", "get", "select", "fetch", "run"];
+/// `execute`, `fetch_one`, `queryForObject`; asyncpg's `fetchrow`, `fetchval`).
+const RUN_WORDS: &[&str] = &[
+    "exec", "execute", "query", "get", "select", "fetch", "fetchrow", "fetchval", "run",
+];
 
 /// First words of a method that makes a statement to run later (JDBI
 /// `createQuery`, JDBC `prepareStatement`).

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use super::command::chain_successors;
 use super::{resolve, LockSite, Ttl};
-use crate::catalog::Scope;
+use crate::catalog::{Catalog, Scope};
 use crate::model::{Call, CallId, FileModel, Span};
 
 /// A file's call chains and its calls by place: built once for all the
@@ -56,6 +56,39 @@ pub fn write_beside_session(
             None => return false,
         }
     }
+}
+
+/// Is the statement `call` runs committed alone: made on a pool or given one
+/// (see [`on_pool`]), or made on a handle declared with a pool's type (Go
+/// `s.db.QueryRowContext(..)` with the field `db *sqlx.DB`)?
+pub fn commits_alone(model: &FileModel, catalog: &Catalog, call: &Call) -> bool {
+    if on_pool(call) {
+        return true;
+    }
+    let Some(name) = (call.receiver.as_deref()).and_then(|r| r.peel().as_name()) else {
+        return false;
+    };
+    let last = name.rsplit(['.', ':']).next().unwrap_or(name);
+    // A local or parameter is what it is declared as (`db := dbtx.GetAccessor(ctx,
+    // s.db)` declares nothing); a field (`s.db`) is declared once, outside any function.
+    let local = model.lookup(name, call.func, call.span.start);
+    let param = model.function_param(call.func, name);
+    let declared = match (local, param) {
+        (Some(a), _) => a.ty.as_deref(),
+        (None, Some(p)) => p.ty.as_deref(),
+        (None, None) if name.contains(['.', ':']) => (model.assigns.iter())
+            .find(|a| {
+                a.func.is_none()
+                    && a.ty.is_some()
+                    && a.target.rsplit(['.', ':']).next() == Some(last)
+            })
+            .and_then(|a| a.ty.as_deref()),
+        (None, None) => None,
+    };
+    declared.is_some_and(|ty| {
+        let ty = ty.trim_start_matches(['*', '&']).trim();
+        catalog.pool_types.iter().any(|p| p == ty) || resolve::words(ty).iter().any(|w| w == "pool")
+    })
 }
 
 /// Is `call` made on a pool or given one (`pool.query(..)`, `.execute(&self.pool)`)?

@@ -185,6 +185,12 @@ pub struct LockSite {
     /// the caller goes on as the holder of whatever it got.
     #[serde(default)]
     pub statement_claims: bool,
+    /// A transaction-scoped lock taken by a statement run on a connection
+    /// pool (`s.db.QueryRowContext(..)` with `db *sqlx.DB`, `pool.query(..)`):
+    /// the statement commits alone, so its lock ends with it and binds no
+    /// write that follows.
+    #[serde(default)]
+    pub autocommit: bool,
     /// The statement is one the method's class hands its base class's
     /// constructor (`super(.., SELECT_FOR_LOCK, ..)`): the base takes its
     /// lock by calling this method, which is therefore its lock helper.
@@ -239,6 +245,12 @@ impl LockSite {
             && matches!(self.backend.as_str(), "postgres" | "mysql" | "database")
     }
 
+    /// Do the section's writes end together with the lock: a database-bound
+    /// lock whose statement did not commit alone on a pool?
+    pub fn ends_with_writes(&self) -> bool {
+        self.database_bound() && !self.autocommit
+    }
+
     /// A site with the facts every source knows; the rest at their defaults.
     pub fn base(call: CallId, span: Span, func: Option<FuncId>, kind: SiteKind) -> Self {
         LockSite {
@@ -281,6 +293,7 @@ impl LockSite {
             switch: None,
             statement_writes: false,
             statement_claims: false,
+            autocommit: false,
             handed: false,
             mark: None,
             never_stale: false,

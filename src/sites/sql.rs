@@ -357,6 +357,8 @@ impl Reader<'_> {
             };
             let base = LockSite::base(run.id, span, run.func, SiteKind::Sql);
             let mut found = site(lock, &sql, key, base);
+            found.autocommit = matches!(found.ttl, Ttl::Scoped(Scope::Transaction))
+                && super::pools::commits_alone(model, catalog, run);
             found.handed = note.is_some();
             found.evidence.extend(note);
             sites.push(found);
