@@ -170,6 +170,8 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 .extend(v.value_words.iter().map(|w| w.to_ascii_lowercase()));
             cat.window_words
                 .extend(v.window_words.iter().map(|w| w.to_ascii_lowercase()));
+            cat.break_words
+                .extend(v.break_words.iter().map(|w| w.to_ascii_lowercase()));
             cat.scheduler_words
                 .extend(v.scheduler_words.iter().map(|w| w.to_ascii_lowercase()));
             cat.in_memory_constructors

@@ -218,6 +218,8 @@ pub struct Catalog {
     pub marker_words: Vec<String>,
     pub value_words: Vec<String>,
     pub window_words: Vec<String>,
+    /// Words of a function that breaks a lock on purpose (`break_`, `steal_lock`).
+    pub break_words: Vec<String>,
     pub scheduler_words: Vec<String>,
     pub in_memory_constructors: Vec<String>,
     pub watch_methods: Vec<String>,

@@ -367,6 +367,10 @@ pub struct RawVocabulary {
     /// `interval`) when its key or its TTL says so and no lock word does.
     #[serde(default)]
     pub window_words: Vec<String>,
+    /// Words that name a function breaking a lock on purpose (tooz
+    /// `break_()`, `steal_lock`): its unchecked delete is the override.
+    #[serde(default)]
+    pub break_words: Vec<String>,
     /// Words that mark a lock as a scheduled job's overlap guard (`cron`,
     /// `periodic`) when they name its wrapper, function, class or folder:
     /// efficiency when nothing else decides.

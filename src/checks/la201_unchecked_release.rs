@@ -41,6 +41,9 @@ declare_rule! {
     /// as a lock when it is the key of an acquisition in the same file or its
     /// name says so (`lock`, `mutex`, `leader`, `lease`...). Library releases
     /// that check ownership (redis-py `Lock.release()`, Redisson `unlock()`).
+    /// A delete in a function named for breaking the lock (`break_()`,
+    /// `steal_lock`; not `force_release`, often the normal path's): the
+    /// override is meant to ignore the holder.
     /// De-duplication markers (class `marker`: a `SET NX` key such as
     /// `trace:{id}:seen` that records that something happened, not a lock).
     RULE {
@@ -57,7 +60,7 @@ declare_rule! {
 fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
     for rel in fa.lock_releases() {
         // A GET-compare-DEL is LA202's, not this rule's.
-        if rel.owner_checked || rel.racy_get.is_some() {
+        if rel.owner_checked || rel.racy_get.is_some() || breaks_on_purpose(fa, rel) {
             continue;
         }
         let key = rel.key_display();
@@ -80,6 +83,15 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
         }
         out.push(f.fix(compare_and_delete(fa, rel)));
     }
+}
+
+/// Is `rel` made by a function named for breaking the lock (`break_()`,
+/// `steal_lock`): an override of whoever holds it, meant to be unchecked?
+fn breaks_on_purpose(fa: &FileAnalysis, rel: &Release) -> bool {
+    rel.func.is_some_and(|f| {
+        let own = crate::sites::writers::split_name(fa.model, f).0;
+        (crate::sites::resolve::words(own).iter()).any(|w| fa.catalog.break_words.contains(w))
+    })
 }
 
 /// The release rewritten by the library's `owner-checked-release` template.

@@ -105,7 +105,15 @@ fn put_if_absent_shape(
         return None;
     }
     let setnx = matches!(&api.kind, ApiKind::Command(Some(c)) if c == "SETNX");
-    if (setnx || api.fixed_flags.iter().any(|f| f == "NX")) && call.args.len() >= 2 {
+    // Named for it (`SetNX`, `setIfAbsent`): memcached's `add` is any
+    // collection's too, and needs a client to say it.
+    let named_nx = || {
+        resolve::words(&call.name)
+            .iter()
+            .any(|w| w == "nx" || w == "absent")
+    };
+    if (setnx || (api.fixed_flags.iter().any(|f| f == "NX") && named_nx())) && call.args.len() >= 2
+    {
         return Some(format!("`{}` is a put-if-absent (SET NX)", call.name));
     }
     let nx_word = |e: &Expr| {

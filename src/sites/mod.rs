@@ -52,7 +52,7 @@ use std::path::Path;
 use crate::catalog::raw::DurationUnit;
 use crate::catalog::{Catalog, CommandRole};
 use crate::lang::profile::profile;
-use crate::model::{Expr, FileModel, FuncId, Language, Span, Usage};
+use crate::model::{Expr, ExprKind, FileModel, FuncId, Language, Span, Usage};
 use command::Command;
 
 /// The name other files import `path` by: its stem, or the folder's name
@@ -200,6 +200,15 @@ pub fn analyze<'m>(
             let written = key.as_ref().map_or("", |k| k.text.as_str());
             lock_words(catalog, &[written, &key_text]).is_some()
         };
+        // `add(group_key, {})`, `SET k [id] NX`: a put-if-absent of a list or
+        // map literal creates a record; a lock's value names its holder.
+        let record = cmd
+            .value
+            .as_ref()
+            .is_some_and(|v| matches!(v.peel().kind, ExprKind::List(_) | ExprKind::Map(_)));
+        if record && !lock_key() {
+            continue;
+        }
         if separate_expire.is_none()
             && cmd.script.is_none()
             && !key_text.is_empty()
@@ -292,8 +301,14 @@ pub fn analyze<'m>(
             let resolved = resolve::resolve(model, key, func_of(cmd));
             let key_text = resolved.text.clone();
             // An unbound name (a parameter) only means the same key within one
-            // function; an object's field (Ruby `@key`) is the object's in all.
-            let local_only = resolved.as_name().is_some_and(|n| !n.starts_with('@'));
+            // function; an object's field (Ruby `@key`, `self.name`) is the
+            // object's in all.
+            let field = |n: &str| {
+                n.starts_with('@')
+                    || (n.split_once('.'))
+                        .is_some_and(|(o, _)| resolve::is_self(model, func_of(cmd), o))
+            };
+            let local_only = resolved.as_name().is_some_and(|n| !field(n));
             // The acquisition of the release's own function first: two helpers
             // may build the same key text from their own parameter.
             let paired = by_key
@@ -304,7 +319,17 @@ pub fn analyze<'m>(
                         .iter()
                         .copied()
                         .find(|&i| sites[i].func == func_of(cmd));
-                    own.or_else(|| found.first().copied().filter(|_| !local_only))
+                    // Then one of the same class: `self.name` is each object's own.
+                    let class = |f: Option<FuncId>| f.and_then(|f| writers::split_name(model, f).1);
+                    let same_class = || {
+                        let mine = class(func_of(cmd))?;
+                        found
+                            .iter()
+                            .copied()
+                            .find(|&i| class(sites[i].func) == Some(mine))
+                    };
+                    own.or_else(same_class)
+                        .or_else(|| found.first().copied().filter(|_| !local_only))
                 })
                 .or_else(|| {
                     let helper = resolve::key_family(model, key, func_of(cmd))?;
