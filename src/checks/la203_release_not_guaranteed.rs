@@ -30,9 +30,10 @@ declare_rule! {
     ///   Go: a `return`) has run since the acquisition (logging the grant,
     ///   reading or marking what was acquired and taking the next lock do not
     ///   count);
-    /// - a lock handed on for release elsewhere (`job.setLock(lock)`) only
-    ///   after something that may raise, inside a `try` whose `catch` /
-    ///   `except` / `rescue` neither releases it nor re-raises (reported at
+    /// - a lock handed on for release elsewhere (a call that keeps it and names
+    ///   a lock: `job.setLock(lock)`, `locks.add(lock)`) only after something
+    ///   that may raise, when nothing that catches it releases it: no `try`,
+    ///   a handler that re-raises, or one that logs and leaves (reported at
     ///   the acquisition);
     /// - a release in `finally` / `ensure` written after another lock's
     ///   release in the same block (`finally { a.release(); b.release(); }`):
