@@ -33,8 +33,11 @@ declare_rule! {
     /// - a lock handed on for release elsewhere (a call that keeps it and names
     ///   a lock: `job.setLock(lock)`, `locks.add(lock)`) only after something
     ///   that may raise, when nothing that catches it releases it: no `try`,
-    ///   a handler that re-raises, or one that logs and leaves (reported at
-    ///   the acquisition);
+    ///   a handler that re-raises, or one that logs and leaves; the same for
+    ///   a lock handed back to the caller (`return lock`, Ruby's last value
+    ///   `token`) after something that may raise (the caller's block, a
+    ///   callback), when its class gives it back in another method (reported
+    ///   at the acquisition);
     /// - a release in `finally` / `ensure` written after another lock's
     ///   release in the same block (`finally { a.release(); b.release(); }`):
     ///   if the first raises (an expired Redis lock's release does), the
@@ -66,7 +69,7 @@ declare_rule! {
     /// not-acquired path (`if !ok { return }`), releases in another function
     /// (the path cannot be followed), raw `SET NX` markers that are left to
     /// expire, handles returned or stored for release elsewhere (a field, a
-    /// map on `self`), a session lock whose connection is kept in a field or
+    /// map on `self`) before anything that may raise, a session lock whose connection is kept in a field or
     /// returned (its owner closes the session), and a lock object built,
     /// acquired and dropped in one expression with a lease
     /// (`Lock(r, key, timeout=60).acquire()`: only the lease can end it), a
@@ -128,9 +131,14 @@ fn stored(target: &str) -> bool {
     target.contains(['.', '[']) || target.starts_with('@')
 }
 
-/// `h` outlives the function: it is a field, or it is returned or stored in one.
+/// `h` outlives the function: it is a field, or it is returned (Ruby: the
+/// method's last value) or stored in one.
 fn kept(model: &FileModel, site: &LockSite, h: &str) -> bool {
+    let last = (site.func.map(|f| &model.functions[f]))
+        .and_then(|f| f.ends_with.as_ref())
+        .is_some_and(|e| e.as_name() == Some(h));
     stored(h)
+        || last
         || model.exits_in(site.func).any(|e| mentions(&e.value, h))
         || stored_later(model, site, h)
 }

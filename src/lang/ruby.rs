@@ -10,15 +10,27 @@ use crate::model::{ExitKind, Import, Language, Param};
 pub static TABLE: NodeTable = NodeTable {
     language: Language::Ruby,
     grammar: || tree_sitter_ruby::LANGUAGE.into(),
-    calls: &[CallShape {
-        kind: "call",
-        function: None,
-        receiver: Some("receiver"),
-        name: Some("method"),
-        arguments: "arguments",
-        constructor: false,
-        block: Some("block"),
-    }],
+    calls: &[
+        CallShape {
+            kind: "call",
+            function: None,
+            receiver: Some("receiver"),
+            name: Some("method"),
+            arguments: "arguments",
+            constructor: false,
+            block: Some("block"),
+        },
+        // `yield` runs the caller's block: a call of it, named `yield`.
+        CallShape {
+            kind: "yield",
+            function: None,
+            receiver: None,
+            name: None,
+            arguments: "argument_list",
+            constructor: false,
+            block: None,
+        },
+    ],
     arguments: &["argument_list"],
     members: &[("scope_resolution", "scope", "name")],
     keyword_args: &[],

@@ -119,7 +119,8 @@ impl FileModel {
         self.exits_in(func).any(|e| {
             matches!(e.kind, super::ExitKind::Return | super::ExitKind::Raise)
                 && branch.stmt.contains(e.span)
-                && e.span.start >= span.end
+                // After it, or it is what the exit raises (`raise TimeoutError(key)`).
+                && (e.span.start >= span.end || e.span.contains(span))
         })
     }
 

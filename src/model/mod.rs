@@ -333,6 +333,9 @@ pub struct Function {
     pub returns: Option<String>,
     pub span: Span,
     pub body: BlockId,
+    /// The name whose value the body's last statement gives back, where
+    /// that is the function's result (Ruby `def lock .. token end`).
+    pub ends_with: Option<Expr>,
 }
 
 /// `target = value` / `let target = value` / `const TARGET: T = value`.

@@ -4,8 +4,8 @@ use super::RULE;
 use crate::catalog::Scope;
 use crate::checks::Finding;
 use crate::lang::profile::profile;
-use crate::model::{mentions, Call, ExitKind, Span};
-use crate::sites::resolve;
+use crate::model::{mentions, Call, ExitKind, FileModel, GuardKind, Span};
+use crate::sites::{resolve, writers};
 
 /// First words of a call that keeps what it is given for later
 /// (`setSemaphorelock`, `put`, `register`).
@@ -13,6 +13,26 @@ const STORE_VERBS: &[&str] = &[
     "set", "put", "add", "store", "register", "push", "offer", "append", "attach", "keep",
 ];
 use crate::sites::{FileAnalysis, LockSite, Ttl};
+
+/// Does the acquiring function's class (or file, outside a class) give the
+/// lock back in another method: through the object it was taken with, the
+/// object itself (`locksmith.unlock`, `unlock_and_callback`) or what the
+/// acquisition gave (`lock.release()`)?
+fn given_back_elsewhere(model: &FileModel, site: &LockSite, given: &str) -> bool {
+    let on = model
+        .call(site.call)
+        .receiver
+        .as_deref()
+        .map(|r| r.text.as_str());
+    let class = |f: Option<usize>| f.and_then(|f| writers::split_name(model, f).1);
+    model.calls.iter().any(|c| {
+        let through = c.receiver.as_deref().map(|r| r.text.as_str());
+        c.func != site.func
+            && class(c.func) == class(site.func)
+            && resolve::gives_back(&c.name)
+            && (through.is_none() || through == on || through == Some(given))
+    })
+}
 
 /// `lock.tryLock()` then `holder.setLock(lock)`: whoever the lock is handed
 /// to releases it, but an exception before the hand-off either leaves the
@@ -40,23 +60,48 @@ pub(super) fn caught_before_hand_off(fa: &FileAnalysis, site: &LockSite) -> Opti
         (resolve::words(&c.name).first()).is_some_and(|w| STORE_VERBS.contains(&w.as_str()))
             && (names_lock(&c.name) || c.receiver.as_deref().is_some_and(|r| names_lock(&r.text)))
     };
-    let hand_off = model.calls_in(site.func).find(|c| {
+    let stored = model.calls_in(site.func).find(|c| {
         c.span.start > site.span.end
             && bound(c.span.start) == bound(site.span.start)
             && stores(c)
             && c.args
                 .iter()
                 .any(|a| a.value.peel().as_name() == Some(held))
-    })?;
+    });
+    // Or handed back to the caller: `return lock`, Ruby's last statement
+    // `token`; what the acquisition gave, not the object it was made on.
+    let given = (site.handle.as_deref()).or(call.usage.bound());
+    let ends_with = (site.func.map(|f| &model.functions[f]))
+        .and_then(|f| f.ends_with.as_ref())
+        .filter(|e| e.as_name().is_some_and(|n| Some(n) == given))
+        .map(|e| e.span);
+    // Only where the acquisition's own closure returns it (`go func() { .. }()`
+    // does not return to the enclosing function), and only a lock the file
+    // gives back elsewhere: one left to expire is no hand-off.
+    let closure = model
+        .enclosing(site.span, &[GuardKind::Closure])
+        .map(|b| b.span);
+    let returned = (model.exits_in(site.func))
+        .filter(|e| e.kind == ExitKind::Return && e.span.start > site.span.end)
+        .find(|e| Some(e.value.trim()) == given)
+        .map(|e| e.span)
+        .or(ends_with)
+        .filter(|at| closure.is_none_or(|c| c.contains(*at)))
+        .filter(|_| given.is_some_and(|g| given_back_elsewhere(model, site, g)));
+    let (hand_id, hand_off) = match (stored, returned) {
+        (Some(c), _) => (Some(c.id), c.span),
+        (None, Some(span)) => (None, span),
+        (None, None) => return None,
+    };
     // Something that may raise runs first (a getter of the holder counts;
     // the refused branch's way out, `if (!locked) { requeue(); return; }`,
     // does not).
     let risky = model.calls_in(site.func).any(|c| {
-        c.id != hand_off.id
+        Some(c.id) != hand_id
             && c.span.start >= site.span.end
-            && c.span.end <= hand_off.span.end
+            && c.span.end <= hand_off.end
             && !fa.catalog.log_methods.contains(&c.name)
-            && !model.on_way_out(c.span, site.func, hand_off.span)
+            && !model.on_way_out(c.span, site.func, hand_off)
     });
     if !risky {
         return None;
@@ -64,7 +109,7 @@ pub(super) fn caught_before_hand_off(fa: &FileAnalysis, site: &LockSite) -> Opti
     // The clauses that may catch what is raised before the hand-off: one that
     // does anything with the lock (`lock.release()`, `release(lock)`) ends it.
     let covering: Vec<_> = (model.handlers.iter())
-        .filter(|h| h.covers.contains(site.span) && h.covers.contains(hand_off.span))
+        .filter(|h| h.covers.contains(site.span) && h.covers.contains(hand_off))
         .collect();
     let releases = |span: Span| {
         (model.calls_in(site.func)).any(|c| {
@@ -95,7 +140,7 @@ pub(super) fn caught_before_hand_off(fa: &FileAnalysis, site: &LockSite) -> Opti
         format!("lock {key} is handed on only after calls that may raise, and {said}"),
     )
     .site(site)
-    .label(hand_off.span, "handed on here");
+    .label(hand_off, "handed on here");
     Some(match swallows {
         Some(handler) => f
             .label(handler.span, "caught here: the lock stays held")

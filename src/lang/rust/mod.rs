@@ -157,6 +157,7 @@ impl Lowerer<'_> {
             },
             span,
             body,
+            ends_with: None,
         });
         self.funcs.push(id);
         self.with_block(GuardKind::Function, span, f);

@@ -72,6 +72,7 @@ impl Lowerer<'_> {
             returns: None,
             span,
             body,
+            ends_with: None,
         });
         let arg = |text: &str| Arg {
             name: None,

@@ -418,6 +418,7 @@ impl<'a> Lowerer<'a> {
                 .map(|t| self.text(t)),
             span: span(node),
             body,
+            ends_with: None,
         });
         self.func_stack.push(id);
     }

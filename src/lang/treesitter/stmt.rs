@@ -36,9 +36,12 @@ impl Lowerer<'_> {
             split_callee(callee)
         } else {
             let name_node = shape.name.and_then(|f| node.child_by_field_name(f));
-            let name = name_node
-                .map(|n| self.src[n.byte_range()].to_string())
-                .unwrap_or_default();
+            // A keyword call names no method (Ruby `yield`): its keyword is its name.
+            let name = match (shape.name, name_node) {
+                (_, Some(n)) => self.src[n.byte_range()].to_string(),
+                (None, None) => node.kind().to_string(),
+                (Some(_), None) => String::new(),
+            };
             let name_span = name_node.map_or(sp, span);
             match shape.receiver.and_then(|f| take_expr(&mut children, f)) {
                 Some(recv) => {
@@ -301,6 +304,18 @@ impl Lowerer<'_> {
                     self.set_usage(e, Usage::Discarded);
                 }
             }
+        }
+        // A method body's last statement is its result: a bare name there is
+        // what the method hands back (`token`).
+        let body = node
+            .parent()
+            .is_some_and(|p| t.functions.contains(&p.kind()));
+        let returned = (children.iter()).find_map(|(_, l)| match l {
+            Lowered::Expr(e, _) if Some(e.span) == last && e.as_name().is_some() => Some(e),
+            _ => None,
+        });
+        if let (true, Some(name), Some(&f)) = (body, returned, self.func_stack.last()) {
+            self.model.functions[f].ends_with = Some(name.clone());
         }
     }
 
