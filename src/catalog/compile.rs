@@ -226,6 +226,7 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 types: c.types,
                 names: c.names,
                 accessors: c.accessors,
+                yielders: c.yielders,
             },
         });
         cat.triggers.extend(raw.triggers.iter().cloned());

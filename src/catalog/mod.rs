@@ -48,6 +48,7 @@ pub struct Clients {
     pub types: Vec<String>,
     pub names: Vec<String>,
     pub accessors: Vec<String>,
+    pub yielders: Vec<String>,
 }
 
 #[derive(Debug, Clone)]

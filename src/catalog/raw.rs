@@ -166,6 +166,9 @@ pub struct RawClients {
     /// Methods on a client that return a client-like object (`opsForValue`, `getResource`).
     #[serde(default)]
     pub accessors: Vec<String>,
+    /// Calls whose block parameter is a client (Sidekiq's `Sidekiq.redis { |conn| .. }`).
+    #[serde(default)]
+    pub yielders: Vec<String>,
 }
 
 /// One surface form of a call.

@@ -1,5 +1,6 @@
 use super::{declare_rule, fix, Fix};
 use crate::checks::Finding;
+use crate::model::mentions;
 use crate::sites::{FileAnalysis, Release};
 
 declare_rule! {
@@ -41,6 +42,9 @@ declare_rule! {
     /// as a lock when it is the key of an acquisition in the same file or its
     /// name says so (`lock`, `mutex`, `leader`, `lease`...). Library releases
     /// that check ownership (redis-py `Lock.release()`, Redisson `unlock()`).
+    /// A delete that runs only when a condition read the same key first
+    /// (`if conn.call("HLEN", k).zero?`: it deletes what it checked; an owner
+    /// compare done apart from the delete is LA202's).
     /// A delete in a function named for breaking the lock (`break_()`,
     /// `steal_lock`; not `force_release`, often the normal path's): the
     /// override is meant to ignore the holder.
@@ -60,7 +64,11 @@ declare_rule! {
 fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
     for rel in fa.lock_releases() {
         // A GET-compare-DEL is LA202's, not this rule's.
-        if rel.owner_checked || rel.racy_get.is_some() || breaks_on_purpose(fa, rel) {
+        if rel.owner_checked
+            || rel.racy_get.is_some()
+            || breaks_on_purpose(fa, rel)
+            || tested_first(fa, rel)
+        {
             continue;
         }
         let key = rel.key_display();
@@ -83,6 +91,22 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
         }
         out.push(f.fix(compare_and_delete(fa, rel)));
     }
+}
+
+/// Does `rel` run only when a condition read the same key first (`if
+/// conn.call("HLEN", key.locked).zero? then UNLINK key.locked`): it deletes
+/// what it checked, not blindly; whether the check is atomic is LA202's
+/// question for an owner compare.
+fn tested_first(fa: &FileAnalysis, rel: &Release) -> bool {
+    let key = rel.key.as_ref().map_or("", |k| k.text.as_str());
+    !key.is_empty()
+        && (fa.model.conditionals_in(rel.func)).any(|c| {
+            c.stmt.contains(rel.span)
+                && !c.cond.contains(rel.span)
+                && mentions(&c.text, key)
+                // Not the acquisition itself (`if r.set(k, 1, nx=True): .. r.delete(k)`).
+                && !fa.sites.iter().any(|s| c.cond.contains(s.span))
+        })
 }
 
 /// Is `rel` made by a function named for breaking the lock (`break_()`,

@@ -146,6 +146,10 @@ fn expr_evidence(
         ExprKind::Call(id) => {
             // `self.pool.get().unwrap().del(..)`, `template.opsForValue().setIfAbsent(..)`.
             let inner = model.call(*id);
+            // A block parameter of `Sidekiq.redis do |conn|`: what that call yields.
+            if lib.clients.yielders.contains(&inner.name) {
+                return Some(format!("receiver is the client `{}` yields", inner.callee));
+            }
             let accessor = lib.clients.accessors.contains(&inner.name);
             if !(PASS_THROUGH.contains(&inner.name.as_str()) || accessor) {
                 let own = match inner.receiver.as_deref() {

@@ -84,6 +84,12 @@ impl Lowerer<'_> {
             usage,
             text,
         );
+        // `Sidekiq.redis do |conn| .. end`: each block parameter is bound to
+        // what the call yields, which the call's own name may say.
+        let block = shape.block.and_then(|b| node.child_by_field_name(b));
+        if let (Some(block), Lowered::Expr(host, _)) = (block, &lowered) {
+            self.block_params(block, host);
+        }
         // `def_delegator :lock_manager, :lock, :acquire_lock_for` in a class body.
         let table = self.t;
         let made = self.model.calls.last().filter(|c| c.receiver.is_none());
@@ -94,6 +100,27 @@ impl Lowerer<'_> {
             self.delegations(d, &call);
         }
         lowered
+    }
+
+    /// Binds each plain parameter of `block` (Ruby `|conn|`) to its `host` call.
+    fn block_params(&mut self, block: Node, host: &Expr) {
+        let Some(params) = block.child_by_field_name("parameters") else {
+            return;
+        };
+        let func = self.current_func();
+        let mut cursor = params.walk();
+        for p in params.named_children(&mut cursor) {
+            if !self.t.identifiers.contains(&p.kind()) {
+                continue;
+            }
+            self.model.assigns.push(Assign {
+                target: self.src[p.byte_range()].to_string(),
+                ty: None,
+                value: host.clone(),
+                span: span(block),
+                func,
+            });
+        }
     }
 
     /// Records a call in the current function and block; its value as an expression.
