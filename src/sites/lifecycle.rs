@@ -69,11 +69,22 @@ pub fn complete(
             continue;
         };
         // Inside WATCH ... MULTI/EXEC the server aborts if the key changed:
-        // the compare and the delete are atomic, an owner-checked release.
+        // the compare and the delete are atomic, an owner-checked release. A
+        // delete sent on another connection than the watching one
+        // (`pipe.watch(k)` .. `redis_connection.delete(k)`) is outside it.
+        // The object at the root of the call's chain (`redis` of `redis.multi().del(k)`).
+        let on = |id: CallId| {
+            let mut recv = model.call(id).receiver.as_deref()?;
+            while let Some(inner) = recv.as_call() {
+                recv = model.call(inner).receiver.as_deref()?;
+            }
+            Some(recv.text.as_str())
+        };
         let watched = model.calls.iter().any(|c| {
             c.func == rel.func
                 && c.span.start < rel.span.start
                 && catalog.watch_methods.contains(&c.name)
+                && (c.receiver.is_none() || on(c.id) == on(rel.call))
         });
         if watched {
             rel.owner_checked = true;
