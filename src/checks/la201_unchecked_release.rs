@@ -8,7 +8,10 @@ declare_rule! {
     /// A lock released without checking that the caller still owns it: the
     /// lock key deleted with `DEL`/`UNLINK` (redis-py `delete`/`unlink`,
     /// redis-rs `del`/`unlink`, `GETDEL`), or by a Lua script that deletes
-    /// without first comparing the stored value with the caller's token.
+    /// without first comparing the stored value with the caller's token; a
+    /// row claimed in SQL text given back by a `DELETE` from its lock table or
+    /// an `UPDATE` clearing its claimant (`SET locked_by = NULL`) that
+    /// compares neither the claimant, the version read, nor the expiry.
     ///
     /// ## Why it breaks
     /// A holder that pauses (GC stop, VM migration, a slow query) past its TTL

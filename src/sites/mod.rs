@@ -8,6 +8,7 @@
 pub mod branches;
 mod built_sql;
 mod check_then_set;
+mod claim_release;
 pub mod classify;
 pub mod command;
 pub mod consts;
@@ -34,6 +35,7 @@ mod slots;
 pub mod sql;
 mod sql_builders;
 mod sql_claims;
+mod sql_releases;
 mod sql_text;
 pub mod swallowed;
 mod unique_claim;

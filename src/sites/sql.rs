@@ -12,6 +12,7 @@ use crate::catalog::{Catalog, Scope, SqlLock, SqlRole};
 use std::collections::HashMap;
 
 use super::built_sql::built_and_run;
+use super::claim_release::claimed_table;
 use super::handed_sql;
 use super::sql_text::{literals, reads_as_sql, squeeze};
 use crate::model::{mentions, Arg, Call, CallId, Expr, ExprKind, FileModel, Language, Span};
@@ -102,69 +103,6 @@ fn record_field_text(
     sql_text_within(model, value, func, depth)
 }
 
-/// `pg_advisory_unlock(..)` / `RELEASE_LOCK(..)`: releases the session lock
-/// taken earlier in the same function; from another function (a lock class's
-/// `release()` method), every session lock of the file on the same key —
-/// `acquire()` may take it blocking or with a try, and one unlock serves both.
-fn release(
-    model: &FileModel,
-    sites: &mut [LockSite],
-    releases: &mut Vec<Release>,
-    call: &Call,
-    key: Option<&Expr>,
-    unlock: &SqlLock,
-) {
-    let session = |s: &LockSite| {
-        s.kind == SiteKind::Sql
-            && matches!(s.ttl, Ttl::Scoped(Scope::Session))
-            && (unlock.releases.is_empty() || unlock.releases.contains(&s.api))
-    };
-    let earlier: Vec<usize> = (0..sites.len())
-        .filter(|&i| session(&sites[i]) && sites[i].span.start < call.span.start)
-        .collect();
-    let key_text = key.map(|k| resolve::key_text(model, k, call.func));
-    let paired: Vec<usize> = match earlier
-        .iter()
-        .filter(|&&i| sites[i].func == call.func)
-        .max_by_key(|&&i| sites[i].span.start)
-    {
-        Some(&i) => vec![i],
-        None => earlier
-            .iter()
-            .copied()
-            .filter(|&i| {
-                let site_key = sites[i]
-                    .key
-                    .as_ref()
-                    .map(|k| resolve::key_text(model, k, sites[i].func));
-                // `GET_LOCK(%s, %s)` with `(self.name, timeout)`, unlocked with `self.name`.
-                match (&site_key, &key_text) {
-                    (Some(a), Some(b)) => a.contains(b.as_str()) || b.contains(a.as_str()),
-                    _ => true,
-                }
-            })
-            .collect(),
-    };
-    for &i in &paired {
-        sites[i].releases.push(releases.len());
-    }
-    let paired = paired.first().copied();
-    releases.push(Release {
-        library: unlock.library.clone(),
-        call: call.id,
-        span: call.span,
-        command: "unlock".into(),
-        key: None,
-        key_text: String::new(),
-        owner_checked: true,
-        site: paired,
-        lock_evidence: "SQL unlock function".into(),
-        func: call.func,
-        script_name: None,
-        racy_get: None,
-    });
-}
-
 /// Does `sql` use `needle` as SQL? A function must start a word
 /// (`try_get_lock(` is not `GET_LOCK(`); a clause must sit in a statement
 /// (`"waiting for update"` in a log line is not `FOR UPDATE`).
@@ -250,6 +188,7 @@ pub fn analyze(
         catalog,
         next,
         one_word_needle,
+        claimed: std::cell::RefCell::new(Vec::new()),
     };
     // A lock text a class hands its base class's constructor is taken where
     // the class's methods run it; the delegation holds it only if none does.
@@ -281,6 +220,12 @@ pub fn analyze(
             });
         }
     }
+    let claimed = reader.claimed.into_inner();
+    if let Some(claim) = catalog.row_claim(|_| true).filter(|_| !claimed.is_empty()) {
+        for call in model.calls.iter().filter(|c| !nested.contains(&c.id)) {
+            super::claim_release::claim_releases(model, (claim, &claimed), call, sites, releases);
+        }
+    }
 }
 
 /// What reading one call's arguments for SQL needs.
@@ -290,6 +235,8 @@ struct Reader<'a> {
     next: &'a HashMap<CallId, CallId>,
     /// Does the catalog name an SQL word without a blank or parenthesis?
     one_word_needle: bool,
+    /// The row claims found, each with the table it claims a row of.
+    claimed: std::cell::RefCell<Vec<(usize, String)>>,
 }
 
 impl Reader<'_> {
@@ -324,7 +271,7 @@ impl Reader<'_> {
                     .get(index + 1)
                     .map(|a| &a.value)
                     .or(inline.as_ref());
-                release(model, sites, releases, call, key, unlock);
+                super::sql_releases::release(model, sites, releases, call, key, unlock);
                 break;
             }
             let Some(lock) = acquired(catalog, &sql, prose_ok) else {
@@ -360,6 +307,9 @@ impl Reader<'_> {
             found.autocommit = matches!(found.ttl, Ttl::Scoped(Scope::Transaction))
                 && super::pools::commits_alone(model, catalog, run);
             found.handed = note.is_some();
+            if let Some(table) = lock.row_claim.then(|| claimed_table(&sql)).flatten() {
+                self.claimed.borrow_mut().push((sites.len(), table));
+            }
             found.evidence.extend(note);
             sites.push(found);
             break;

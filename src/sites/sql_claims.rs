@@ -22,7 +22,7 @@ pub(super) fn claimant_column(name: &str, stems: &[String]) -> bool {
 }
 
 /// A table or column name as written: its last `.` segment without quotes.
-fn ident(s: &str) -> String {
+pub(super) fn ident(s: &str) -> String {
     let s = s
         .trim()
         .rsplit('.')
