@@ -286,7 +286,7 @@ fn check(fa: &FileAnalysis, out: &mut Vec<Finding>) {
             continue;
         }
         if releases.is_empty() {
-            if let Some(f) = hand_off::caught_before_hand_off(fa, site) {
+            if let Some(f) = hand_off::raised_before_hand_off(fa, site) {
                 out.push(f);
                 continue;
             }

@@ -547,6 +547,19 @@ impl FileModel {
         })
     }
 
+    /// The declared type of the field named `last` (its last segment), bound
+    /// outside any function (`private RedissonClient redisson;`, Go `db
+    /// *sqlx.DB`, `this.redis: Redis`).
+    pub fn field_type(&self, last: &str) -> Option<&str> {
+        (self.assigns.iter())
+            .find(|a| {
+                a.func.is_none()
+                    && a.ty.is_some()
+                    && a.target.rsplit(['.', ':']).next() == Some(last)
+            })
+            .and_then(|a| a.ty.as_deref())
+    }
+
     pub fn function_param(&self, func: Option<FuncId>, name: &str) -> Option<&Param> {
         let f = &self.functions[func?];
         f.params.iter().find(|p| p.name == name)

@@ -322,13 +322,12 @@ pub fn analyze<'m>(
                         .copied()
                         .find(|&i| sites[i].func == func_of(cmd));
                     // Then one of the same class: `self.name` is each object's own.
-                    let class = |f: Option<FuncId>| f.and_then(|f| writers::split_name(model, f).1);
                     let same_class = || {
-                        let mine = class(func_of(cmd))?;
+                        let mine = writers::owner_of(model, func_of(cmd))?;
                         found
                             .iter()
                             .copied()
-                            .find(|&i| class(sites[i].func) == Some(mine))
+                            .find(|&i| writers::owner_of(model, sites[i].func) == Some(mine))
                     };
                     own.or_else(same_class)
                         .or_else(|| found.first().copied().filter(|_| !local_only))

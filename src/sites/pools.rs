@@ -76,13 +76,7 @@ pub fn commits_alone(model: &FileModel, catalog: &Catalog, call: &Call) -> bool 
     let declared = match (local, param) {
         (Some(a), _) => a.ty.as_deref(),
         (None, Some(p)) => p.ty.as_deref(),
-        (None, None) if name.contains(['.', ':']) => (model.assigns.iter())
-            .find(|a| {
-                a.func.is_none()
-                    && a.ty.is_some()
-                    && a.target.rsplit(['.', ':']).next() == Some(last)
-            })
-            .and_then(|a| a.ty.as_deref()),
+        (None, None) if name.contains(['.', ':']) => model.field_type(last),
         (None, None) => None,
     };
     declared.is_some_and(|ty| {

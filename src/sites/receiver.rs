@@ -233,13 +233,7 @@ fn name_evidence(
     let last = name.rsplit(['.', ':']).next().unwrap_or(name);
     // A field declared with a client type (`private RedissonClient redisson;`,
     // Go `rdb *redis.Client`, `this.redis: Redis`).
-    let field = model.assigns.iter().find(|a| {
-        a.func.is_none() && a.target.rsplit(['.', ':']).next() == Some(last) && a.ty.is_some()
-    });
-    if let Some(t) = field
-        .and_then(|a| a.ty.as_deref())
-        .and_then(|ty| type_matches(lib, ty))
-    {
+    if let Some(t) = model.field_type(last).and_then(|ty| type_matches(lib, ty)) {
         return Some(format!("`{last}` is a field of type `{t}`"));
     }
     if lib.clients.names.iter().any(|n| n == last) && imported(model, lib) {

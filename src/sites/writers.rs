@@ -52,6 +52,11 @@ pub fn split_name(model: &FileModel, f: FuncId) -> (&str, Option<&str>) {
     }
 }
 
+/// The class of the function `func` is, if it is a method.
+pub fn owner_of(model: &FileModel, func: Option<FuncId>) -> Option<&str> {
+    func.and_then(|f| split_name(model, f).1)
+}
+
 /// The writers `fa`'s file defines: each named function with its strongest
 /// classifying write (its body and, one level, same-file functions it calls
 /// on the object itself). Each body is looked at once: linear in the file.
@@ -152,7 +157,7 @@ impl<'a> Writers<'a> {
         if receiver.is_none_or(|r| resolve::is_self(model, func, &r.text)) {
             // A method of the calling class or one of its bases (Ruby and
             // Java call their own methods bare).
-            let class = func.and_then(|f| split_name(model, f).1);
+            let class = owner_of(model, func);
             let bases = class.map(|c| ancestors(model, c)).unwrap_or_default();
             let inherited = candidates.iter().find(|w| {
                 w.owner

@@ -4,15 +4,14 @@ use super::RULE;
 use crate::catalog::Scope;
 use crate::checks::Finding;
 use crate::lang::profile::profile;
-use crate::model::{mentions, Call, ExitKind, FileModel, GuardKind, Span};
-use crate::sites::{resolve, writers};
+use crate::model::{mentions, Call, CallId, ExitKind, FileModel, GuardKind, Span};
+use crate::sites::{resolve, writers, FileAnalysis, LockSite, Ttl};
 
 /// First words of a call that keeps what it is given for later
 /// (`setSemaphorelock`, `put`, `register`).
 const STORE_VERBS: &[&str] = &[
     "set", "put", "add", "store", "register", "push", "offer", "append", "attach", "keep",
 ];
-use crate::sites::{FileAnalysis, LockSite, Ttl};
 
 /// Does the acquiring function's class (or file, outside a class) give the
 /// lock back in another method: through the object it was taken with, the
@@ -24,29 +23,25 @@ fn given_back_elsewhere(model: &FileModel, site: &LockSite, given: &str) -> bool
         .receiver
         .as_deref()
         .map(|r| r.text.as_str());
-    let class = |f: Option<usize>| f.and_then(|f| writers::split_name(model, f).1);
+    let class = writers::owner_of(model, site.func);
     model.calls.iter().any(|c| {
         let through = c.receiver.as_deref().map(|r| r.text.as_str());
         c.func != site.func
-            && class(c.func) == class(site.func)
+            && writers::owner_of(model, c.func) == class
             && resolve::gives_back(&c.name)
             && (through.is_none() || through == on || through == Some(given))
     })
 }
 
-/// `lock.tryLock()` then `holder.setLock(lock)`: whoever the lock is handed
-/// to releases it, but an exception before the hand-off either leaves the
-/// function (no `catch`, or one that rethrows) or is caught by a `catch` that
-/// logs and leaves, and nothing does.
-pub(super) fn caught_before_hand_off(fa: &FileAnalysis, site: &LockSite) -> Option<Finding> {
+/// Where `site`'s lock `held` leaves the function for whoever releases it:
+/// a call that keeps it (its id and place), or the return handing it back.
+fn hand_off_point(
+    fa: &FileAnalysis,
+    site: &LockSite,
+    held: &str,
+) -> Option<(Option<CallId>, Span)> {
     let model = fa.model;
-    // A transaction's lock ends with it, whatever the handler does.
-    if matches!(site.ttl, Ttl::Scoped(Scope::Transaction)) {
-        return None;
-    }
     let call = model.call(site.call);
-    let held = (site.handle.as_deref())
-        .or_else(|| call.receiver.as_deref().and_then(|r| r.peel().as_name()))?;
     // The same variable: a sibling branch's `lock` is bound anew.
     let bound = |at: usize| model.lookup(held, site.func, at).map(|a| a.span);
     // Stored for whoever releases it (`setSemaphorelock(lock)`, `locks.add(lock)`),
@@ -88,11 +83,26 @@ pub(super) fn caught_before_hand_off(fa: &FileAnalysis, site: &LockSite) -> Opti
         .or(ends_with)
         .filter(|at| closure.is_none_or(|c| c.contains(*at)))
         .filter(|_| given.is_some_and(|g| given_back_elsewhere(model, site, g)));
-    let (hand_id, hand_off) = match (stored, returned) {
-        (Some(c), _) => (Some(c.id), c.span),
-        (None, Some(span)) => (None, span),
-        (None, None) => return None,
-    };
+    match (stored, returned) {
+        (Some(c), _) => Some((Some(c.id), c.span)),
+        (None, returned) => returned.map(|span| (None, span)),
+    }
+}
+
+/// `lock.tryLock()` then `holder.setLock(lock)`: whoever the lock is handed
+/// to releases it, but an exception before the hand-off either leaves the
+/// function (no `catch`, or one that rethrows) or is caught by a `catch` that
+/// logs and leaves, and nothing does.
+pub(super) fn raised_before_hand_off(fa: &FileAnalysis, site: &LockSite) -> Option<Finding> {
+    let model = fa.model;
+    // A transaction's lock ends with it, whatever the handler does.
+    if matches!(site.ttl, Ttl::Scoped(Scope::Transaction)) {
+        return None;
+    }
+    let call = model.call(site.call);
+    let held = (site.handle.as_deref())
+        .or_else(|| call.receiver.as_deref().and_then(|r| r.peel().as_name()))?;
+    let (hand_id, hand_off) = hand_off_point(fa, site, held)?;
     // Something that may raise runs first (a getter of the holder counts;
     // the refused branch's way out, `if (!locked) { requeue(); return; }`,
     // does not).
