@@ -134,11 +134,8 @@ fn stored(target: &str) -> bool {
 /// `h` outlives the function: it is a field, or it is returned (Ruby: the
 /// method's last value) or stored in one.
 fn kept(model: &FileModel, site: &LockSite, h: &str) -> bool {
-    let last = (site.func.map(|f| &model.functions[f]))
-        .and_then(|f| f.ends_with.as_ref())
-        .is_some_and(|e| e.as_name() == Some(h));
     stored(h)
-        || last
+        || model.ends_with_name(site.func, h).is_some()
         || model.exits_in(site.func).any(|e| mentions(&e.value, h))
         || stored_later(model, site, h)
 }

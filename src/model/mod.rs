@@ -560,6 +560,15 @@ impl FileModel {
             .and_then(|a| a.ty.as_deref())
     }
 
+    /// Where function `func` ends by giving back `name` as its last value
+    /// (Ruby `def lock .. token end`).
+    pub fn ends_with_name(&self, func: Option<FuncId>, name: &str) -> Option<Span> {
+        let f = &self.functions[func?];
+        (f.ends_with.as_ref())
+            .filter(|e| e.as_name() == Some(name))
+            .map(|e| e.span)
+    }
+
     pub fn function_param(&self, func: Option<FuncId>, name: &str) -> Option<&Param> {
         let f = &self.functions[func?];
         f.params.iter().find(|p| p.name == name)

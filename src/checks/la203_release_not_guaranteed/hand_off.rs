@@ -66,10 +66,7 @@ fn hand_off_point(
     // Or handed back to the caller: `return lock`, Ruby's last statement
     // `token`; what the acquisition gave, not the object it was made on.
     let given = (site.handle.as_deref()).or(call.usage.bound());
-    let ends_with = (site.func.map(|f| &model.functions[f]))
-        .and_then(|f| f.ends_with.as_ref())
-        .filter(|e| e.as_name().is_some_and(|n| Some(n) == given))
-        .map(|e| e.span);
+    let ends_with = given.and_then(|g| model.ends_with_name(site.func, g));
     // Only where the acquisition's own closure returns it (`go func() { .. }()`
     // does not return to the enclosing function), and only a lock the file
     // gives back elsewhere: one left to expire is no hand-off.
