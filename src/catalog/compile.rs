@@ -197,6 +197,8 @@ pub fn compile(sources: &[(String, String)]) -> Result<Catalog, CatalogError> {
                 .extend(v.callback_actions.iter().cloned());
             cat.file_reads.extend(v.file_reads.iter().cloned());
             cat.clock_reads.extend(v.clock_reads.iter().cloned());
+            cat.retry_bounds
+                .extend(v.retry_bounds.iter().map(|w| w.to_ascii_lowercase()));
         }
         files.push((path, src, raw));
     }

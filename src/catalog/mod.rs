@@ -10,6 +10,7 @@ mod gates;
 pub mod raw;
 mod raw_durations;
 mod raw_sql;
+mod raw_vocabulary;
 mod raw_words;
 
 use std::collections::{BTreeMap, HashMap};
@@ -240,6 +241,8 @@ pub struct Catalog {
     pub file_reads: Vec<String>,
     /// Calls that read a clock and cannot fail.
     pub clock_reads: Vec<String>,
+    /// Words that bound a retry loop (`deadline`, `attempts`, `ctx`).
+    pub retry_bounds: Vec<String>,
     pub triggers: Vec<String>,
     /// The prefilter's table, one row per library.
     pub gates: Vec<Gate>,

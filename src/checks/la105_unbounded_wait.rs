@@ -14,7 +14,10 @@ declare_rule! {
     /// own parameter defaulting to none (`def wait_for(self, key,
     /// timeout=None): .. lock.acquire(blocking_timeout=timeout)`) that
     /// leaves it out is flagged at that call; a wrapper handing its own
-    /// `timeout=None` on leaves the choice to its callers.
+    /// `timeout=None` on leaves the choice to its callers. A try-acquire
+    /// retried until it is granted in a loop that nothing bounds (`while
+    /// (!lock.tryLock()) Thread.sleep(100);`, Rust `loop { match lock().await
+    /// { Ok(l) => return Ok(l), Err(_) => continue } }`) waits just as long.
     ///
     /// ## Why it breaks
     /// When the holder is stuck (or the lock never expires), every waiter
@@ -37,7 +40,10 @@ declare_rule! {
     /// ## Not flagged
     /// Try-acquires (`SET NX`, `tryLock()`, `blocking=False`), libraries with
     /// bounded retries by default (redsync, node-redlock), `lock_timeout`
-    /// set for Postgres advisory locks.
+    /// set for Postgres advisory locks. A retry loop bounded by the clock, a
+    /// deadline, an attempt count, a context or its service's stop flag (the
+    /// catalog's `retry-bounds`), a `for` over items or a counted range, and a
+    /// poll loop that tries the lock each turn without leaving when granted.
     RULE {
         code: "LA105",
         name: "unbounded-wait",

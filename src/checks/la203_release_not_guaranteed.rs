@@ -18,6 +18,10 @@ declare_rule! {
     /// - Go: an explicit `return` between the acquisition and a release that
     ///   is not `defer`red;
     /// - Rust: a `return`, `?` or `break` between the acquisition and the release;
+    /// - in a loop entered after the acquisition, "between" includes what
+    ///   follows a release in one branch on the turns that did not take that
+    ///   branch (`loop { match work { Ok(r) => { unlock(&l); return r }
+    ///   Err(_) => l = extend(&l)? } }`);
     /// - a lock object, or a session-level `pg_advisory_lock` / `GET_LOCK`,
     ///   acquired and never released in the file (reported at the acquisition);
     /// - at the caller of an in-house helper, its release through the same
@@ -402,8 +406,9 @@ fn skipped_before_protection(
     // around the acquisition) is part of taking it.
     let taking: Vec<Span> = (model.blocks.iter())
         .filter(|b| !matches!(b.kind, GuardKind::Function | GuardKind::Module))
-        .filter(|b| b.span.contains(site.span) && !b.span.contains(before))
         .map(|b| b.span)
+        .chain(model.loops.iter().map(|l| l.span))
+        .filter(|b| b.contains(site.span) && !b.contains(before))
         .chain(
             (model.handlers.iter())
                 .filter(|h| h.covers.contains(site.span))
@@ -435,13 +440,24 @@ fn skipped_before_protection(
 
 /// Does the exit at `exit` give the lock back first: one of its releases
 /// (`own`) made after the acquisition in the block the exit leaves from
-/// (`if err := second.Lock(); err != nil { first.Unlock(); return err }`)?
-fn released_on_the_way(model: &FileModel, exit: Span, own: &[Span], acquired: usize) -> bool {
+/// (`if err := second.Lock(); err != nil { first.Unlock(); return err }`),
+/// not in a branch of a loop that a later turn passes by?
+fn released_on_the_way(
+    model: &FileModel,
+    site: &LockSite,
+    exit: Span,
+    own: &[Span],
+    acquired: usize,
+) -> bool {
     let Some(block) = model.enclosing(exit, ANY_BLOCK) else {
         return false;
     };
-    own.iter()
-        .any(|r| r.start >= acquired && r.end <= exit.start && block.span.contains(*r))
+    own.iter().any(|r| {
+        r.start >= acquired
+            && r.end <= exit.start
+            && block.span.contains(*r)
+            && !model.on_another_turn(*r, exit, site.func, acquired)
+    })
 }
 
 /// The promises `rel` is chained to (`buildFeed(slug).finally(() =>
@@ -467,7 +483,12 @@ fn skipping_path(
     let model = fa.model;
     // After the whole acquisition expression (`sqlx::query(..).bind(k).execute(..)`).
     let acquired = model.call(site.result_call).span.end.max(site.span.end);
-    let between = |s: Span| s.start >= acquired && s.end <= rel.start;
+    // Before the release, or after it on a later turn of a loop that skipped
+    // it (the lock is still held there).
+    let between = |s: Span| {
+        s.start >= acquired
+            && (s.end <= rel.start || model.on_another_turn(rel, s, site.func, acquired))
+    };
     let language = profile(model.language);
     match language.calls_may_raise {
         false => model
@@ -476,20 +497,23 @@ fn skipping_path(
             .filter(|e| language.early_exits.contains(&e.kind))
             // A `break` leaves its loop: it skips only a release inside a
             // block around it (the loop's body), not one after the loop.
-            .filter(|e| e.kind != ExitKind::Break || shares_block(model, e.span, rel))
+            .filter(|e| {
+                !matches!(e.kind, ExitKind::Break | ExitKind::Continue)
+                    || shares_block(model, e.span, rel)
+            })
             // A `?` or `return` in a closure or `async { .. }` block leaves that block.
             .filter(|e| {
                 (model.enclosing(e.span, &[GuardKind::Closure]))
                     .is_none_or(|b| b.span.contains(rel))
             })
             .filter(|e| !on_failure_path(model, site, names, e.span, rel))
-            .filter(|e| !released_on_the_way(model, e.span, own, acquired))
+            .filter(|e| !released_on_the_way(model, site, e.span, own, acquired))
             // `set_nx(..)?` / `.await?`: the `?` of the acquisition itself.
             .filter(|e| !e.propagates(acquired))
             .map(|e| {
                 let why = match e.kind {
                     ExitKind::Try => "`?` returns early",
-                    ExitKind::Break => "the loop breaks early",
+                    ExitKind::Break | ExitKind::Continue => "the loop breaks early",
                     _ => "the function returns early",
                 };
                 (e.span, why)

@@ -2,7 +2,7 @@
 
 use tree_sitter::Node;
 
-use super::treesitter::{AssignShape, CallShape, NodeTable};
+use super::treesitter::{AssignShape, CallShape, LoopForm, NodeTable};
 use super::{node_text, push_import, simple_params};
 use crate::model::{ExitKind, FileModel, Import, Language};
 
@@ -108,11 +108,14 @@ pub static TABLE: NodeTable = NodeTable {
     ],
     alias_bindings: &[],
     conditionals: &["if_statement"],
+    loops: &[(
+        "for_statement",
+        LoopForm::IteratesWith(&["range_clause", "for_clause"]),
+    )],
     exits: &[
         ("return_statement", ExitKind::Return),
         ("break_statement", ExitKind::Break),
-        // Leaves the loop's turn as `break` leaves the loop.
-        ("continue_statement", ExitKind::Break),
+        ("continue_statement", ExitKind::Continue),
     ],
     comments: &["comment"],
     comment_text: strip_c_comment,

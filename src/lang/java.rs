@@ -3,7 +3,7 @@
 use tree_sitter::Node;
 
 use super::go::strip_c_comment;
-use super::treesitter::{AssignShape, CallShape, NodeTable};
+use super::treesitter::{AssignShape, CallShape, LoopForm, NodeTable};
 use super::{node_text, push_import, simple_params};
 use crate::model::{ExitKind, Import, Language};
 
@@ -107,6 +107,12 @@ pub static TABLE: NodeTable = NodeTable {
     ],
     alias_bindings: &[],
     conditionals: &["if_statement", "while_statement", "ternary_expression"],
+    loops: &[
+        ("while_statement", LoopForm::Repeats),
+        ("do_statement", LoopForm::Repeats),
+        ("for_statement", LoopForm::Iterates),
+        ("enhanced_for_statement", LoopForm::Iterates),
+    ],
     exits: &[
         ("return_statement", ExitKind::Return),
         ("throw_statement", ExitKind::Raise),

@@ -4,7 +4,7 @@
 use tree_sitter::Node;
 
 use super::go::strip_c_comment;
-use super::treesitter::{AssignShape, CallShape, NodeTable};
+use super::treesitter::{AssignShape, CallShape, LoopForm, NodeTable};
 use super::{node_text, push_import, simple_params};
 use crate::model::{ExitKind, Import, Language};
 
@@ -114,6 +114,12 @@ macro_rules! js_table {
             ],
             alias_bindings: &[],
             conditionals: &["if_statement", "while_statement", "ternary_expression"],
+            loops: &[
+                ("while_statement", LoopForm::Repeats),
+                ("do_statement", LoopForm::Repeats),
+                ("for_statement", LoopForm::Iterates),
+                ("for_in_statement", LoopForm::Iterates),
+            ],
             exits: &[
                 ("return_statement", ExitKind::Return),
                 ("throw_statement", ExitKind::Raise),

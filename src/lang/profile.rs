@@ -109,6 +109,7 @@ const ALL_EXITS: &[ExitKind] = &[
     ExitKind::Return,
     ExitKind::Raise,
     ExitKind::Break,
+    ExitKind::Continue,
     ExitKind::Try,
 ];
 const HASH: &[&str] = &["#"];

@@ -2,7 +2,7 @@
 
 use tree_sitter::Node;
 
-use super::treesitter::{AssignShape, CallShape, NodeTable};
+use super::treesitter::{AssignShape, CallShape, LoopForm, NodeTable};
 use super::{node_text as text, push_import};
 use crate::model::{ExitKind, Import, Language, Param};
 
@@ -58,6 +58,10 @@ pub static TABLE: NodeTable = NodeTable {
     }],
     alias_bindings: &["as_pattern"],
     conditionals: &["if_statement", "elif_clause", "while_statement"],
+    loops: &[
+        ("while_statement", LoopForm::Repeats),
+        ("for_statement", LoopForm::Iterates),
+    ],
     exits: &[
         ("return_statement", ExitKind::Return),
         ("raise_statement", ExitKind::Raise),

@@ -4,7 +4,9 @@
 use tree_sitter::{Node, Tree};
 
 use super::node_text;
-use super::treesitter::{AssignShape, CallShape, Delegation, DelegationForm, Heredoc, NodeTable};
+use super::treesitter::{
+    AssignShape, CallShape, Delegation, DelegationForm, Heredoc, LoopForm, NodeTable,
+};
 use crate::model::{ExitKind, Import, Language, Param};
 
 pub static TABLE: NodeTable = NodeTable {
@@ -93,10 +95,15 @@ pub static TABLE: NodeTable = NodeTable {
         "unless_modifier",
         "conditional",
     ],
+    loops: &[
+        ("while", LoopForm::Repeats),
+        ("until", LoopForm::Repeats),
+        ("for", LoopForm::Iterates),
+    ],
     exits: &[
         ("return", ExitKind::Return),
         ("break", ExitKind::Break),
-        ("next", ExitKind::Break),
+        ("next", ExitKind::Continue),
     ],
     comments: &["comment"],
     comment_text: |s| s.trim_start_matches('#'),

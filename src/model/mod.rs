@@ -12,11 +12,13 @@ mod handler;
 mod index;
 mod language;
 mod literals;
+mod loops;
 
 pub use handler::Handler;
 pub use index::{AssignIndex, ByFunction};
 pub use language::Language;
 pub use literals::{empty_value, falsy, NULL_WORDS, TRUE_WORDS};
+pub use loops::Loop;
 
 /// A byte range `[start, end)` into the file's text.
 #[derive(
@@ -374,6 +376,8 @@ pub enum ExitKind {
     /// `raise` / `throw`.
     Raise,
     Break,
+    /// `continue` / Ruby `next`: leaves the loop's turn, not the loop.
+    Continue,
     /// Rust's `?`.
     Try,
 }
@@ -424,6 +428,7 @@ pub struct FileModel {
     pub guard_names: Vec<(String, Span)>,
     pub exits: Vec<Exit>,
     pub conditionals: Vec<Conditional>,
+    pub loops: Vec<Loop>,
     pub handlers: Vec<Handler>,
     /// The statements a `finally` / `ensure` belongs to (`try` to its end).
     pub tries: Vec<Span>,
@@ -481,6 +486,7 @@ impl FileModel {
             guard_names: Vec::new(),
             exits: Vec::new(),
             conditionals: Vec::new(),
+            loops: Vec::new(),
             handlers: Vec::new(),
             tries: Vec::new(),
             test_regions: Vec::new(),

@@ -28,6 +28,7 @@ mod orm_claim;
 pub mod pools;
 pub mod receiver;
 pub mod resolve;
+mod retry_loop;
 mod script;
 pub mod section;
 mod site;
@@ -375,6 +376,7 @@ pub fn analyze<'m>(
     }
     let wrappers = (wrappers, catalog);
     wrapper::sites_for_calls(model, (path, text), wrappers, &mut sites, &mut objects);
+    retry_loop::mark(model, catalog, &mut sites);
     lifecycle::complete(model, &next, catalog, &cmds, &mut sites, &mut releases);
     let mut fa = FileAnalysis {
         model,
@@ -511,6 +513,7 @@ pub fn add_wrapper_calls(
         &mut fa.sites,
         &mut fa.objects,
     );
+    retry_loop::mark(fa.model, fa.catalog, &mut fa.sites[first..]);
     let next = command::chain_successors(fa.model);
     lifecycle::complete(
         fa.model,

@@ -115,6 +115,13 @@ impl Edges for syn::ExprWhile {
     }
 }
 
+impl Edges for syn::ExprLoop {
+    fn edges(&self) -> (PmSpan, PmSpan) {
+        let start = labelled(self.label.as_ref(), self.loop_token.span);
+        (start, self.body.brace_token.span.close())
+    }
+}
+
 impl Edges for syn::ExprForLoop {
     fn edges(&self) -> (PmSpan, PmSpan) {
         let start = labelled(self.label.as_ref(), self.for_token.span);
@@ -235,10 +242,7 @@ impl Edges for Expr {
                 (start, b.block.brace_token.span.close())
             }
             Expr::Unsafe(u) => (u.unsafe_token.span, u.block.brace_token.span.close()),
-            Expr::Loop(l) => {
-                let start = labelled(l.label.as_ref(), l.loop_token.span);
-                (start, l.body.brace_token.span.close())
-            }
+            Expr::Loop(l) => l.edges(),
             Expr::ForLoop(f) => f.edges(),
             Expr::Struct(s) => (s.path.span(), s.brace_token.span.close()),
             Expr::Macro(m) => m.mac.edges(),

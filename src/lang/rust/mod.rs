@@ -24,7 +24,7 @@ use syn::visit::Visit;
 
 use crate::model::{
     Arg, BlockId, Call, CallId, Conditional, Exit, ExitKind, Expr, ExprKind, FileModel, FuncId,
-    Function, GuardKind, Import, Language, Param, Span, Usage,
+    Function, GuardKind, Import, Language, Loop, Param, Span, Usage,
 };
 use edges::span_of;
 
@@ -230,6 +230,17 @@ impl Lowerer<'_> {
             _ => ExprKind::Other,
         };
         Expr { kind, text, span }
+    }
+
+    fn open_loop(&mut self, span: Span, head: String, body: &syn::Block, repeats: bool) {
+        let func = self.func();
+        self.model.loops.push(Loop {
+            span,
+            head,
+            body: span_of(body).start,
+            func,
+            repeats,
+        });
     }
 
     fn conditional(&mut self, stmt: Span, cond: &syn::Expr) {

@@ -176,7 +176,14 @@ impl<'ast> Visit<'ast> for Lowerer<'_> {
         self.exit(ExitKind::Break, span_of(b), String::new(), Span::default());
     }
 
+    fn visit_expr_loop(&mut self, l: &'ast syn::ExprLoop) {
+        self.open_loop(span_of(l), "loop".into(), &l.body, true);
+        visit::visit_expr_loop(self, l);
+    }
+
     fn visit_expr_while(&mut self, w: &'ast syn::ExprWhile) {
+        let head = format!("while {}", self.text_at(span_of(&*w.cond), &w.cond));
+        self.open_loop(span_of(w), head, &w.body, true);
         visit::visit_expr_while(self, w);
         self.set_usage(&w.cond, Usage::Tested);
         self.conditional(span_of(w), &w.cond);
@@ -185,6 +192,8 @@ impl<'ast> Visit<'ast> for Lowerer<'_> {
     /// `for row in rows { .. }`: the body runs once per item, so the rows a
     /// `SKIP LOCKED` query returned are tested like a `match` tests a value.
     fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
+        let head = format!("for {}", self.text_at(span_of(&*f.expr), &f.expr));
+        self.open_loop(span_of(f), head, &f.body, false);
         visit::visit_expr_for_loop(self, f);
         self.set_usage(&f.expr, Usage::Tested);
         self.conditional(span_of(f), &f.expr);

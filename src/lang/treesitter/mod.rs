@@ -14,7 +14,9 @@ mod stmt;
 mod table;
 mod text;
 
-pub use table::{AssignShape, CallShape, Delegation, DelegationForm, Fields, Heredoc, NodeTable};
+pub use table::{
+    AssignShape, CallShape, Delegation, DelegationForm, Fields, Heredoc, LoopForm, NodeTable,
+};
 pub use text::{abbreviate, collapse_ws, MAX_TEXT};
 
 use tree_sitter::{Node, Parser, Tree};
@@ -22,7 +24,7 @@ use tree_sitter::{Node, Parser, Tree};
 use table::{Opens, Role, Roles};
 
 use crate::model::{
-    Arg, BlockId, Comment, Expr, FileModel, FuncId, Function, GuardKind, Handler, Span,
+    Arg, BlockId, Comment, Expr, FileModel, FuncId, Function, GuardKind, Handler, Loop, Span,
 };
 
 /// Expressions nested deeper than this are kept as opaque text: the checks
@@ -270,6 +272,9 @@ impl<'a> Lowerer<'a> {
             return frame;
         }
         let t = self.t;
+        if let Some(form) = self.roles.loop_form(node) {
+            self.open_loop(node, form);
+        }
         let opens = self.roles.opens(node);
         match opens {
             Opens::Comment => {
@@ -334,6 +339,31 @@ impl<'a> Lowerer<'a> {
             }
         }
         frame
+    }
+
+    /// A loop: whether it repeats, and its head (the text before its body).
+    fn open_loop(&mut self, node: Node, form: LoopForm) {
+        let repeats = match form {
+            LoopForm::Repeats => true,
+            LoopForm::Iterates => false,
+            LoopForm::IteratesWith(kinds) => {
+                let mut cursor = node.walk();
+                let iterates =
+                    (node.named_children(&mut cursor)).any(|c| kinds.contains(&c.kind()));
+                !iterates
+            }
+        };
+        let body = node
+            .child_by_field_name("body")
+            .map_or(node.end_byte(), |b| b.start_byte());
+        let head = self.src.get(node.start_byte()..body).unwrap_or_default();
+        self.model.loops.push(Loop {
+            span: span(node),
+            head: text::collapse_ws(head),
+            body,
+            func: self.current_func(),
+            repeats,
+        });
     }
 
     /// A `rescue` / `except` / `catch` clause covers what comes before it in

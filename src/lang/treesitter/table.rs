@@ -96,6 +96,8 @@ pub struct NodeTable {
     pub alias_bindings: &'static [&'static str],
     /// Statements whose `condition` field is tested.
     pub conditionals: &'static [&'static str],
+    /// Loop statements and how to tell whether each repeats or iterates.
+    pub loops: &'static [(&'static str, LoopForm)],
     /// Early exits: (kind, exit kind); a `return`'s value is its first child.
     pub exits: &'static [(&'static str, ExitKind)],
     pub comments: &'static [&'static str],
@@ -117,6 +119,16 @@ pub struct NodeTable {
     /// Class-body calls that define methods forwarding to an object's
     /// (Ruby's Forwardable `def_delegator`, Rails `delegate .. to:`).
     pub delegations: &'static [Delegation],
+}
+
+/// Whether a loop kind runs until told to stop (a `while`) or once per item.
+#[derive(Debug, Clone, Copy)]
+pub enum LoopForm {
+    Repeats,
+    Iterates,
+    /// Iterates when it has a child of one of these kinds (Go's `for` with a
+    /// `range_clause` or `for_clause`), else repeats (`for {}`, `for cond {}`).
+    IteratesWith(&'static [&'static str]),
 }
 
 /// A class-body call defining methods that forward to another object's.
@@ -198,6 +210,7 @@ pub(super) struct Roles {
     names: Vec<&'static str>,
     opens: Vec<Opens>,
     roles: Vec<Role>,
+    loops: Vec<Option<LoopForm>>,
 }
 
 impl Roles {
@@ -230,10 +243,14 @@ impl Roles {
             .collect();
         let opens = names.iter().map(|k| opens(t, k)).collect();
         let roles = names.iter().map(|k| role(t, k)).collect();
+        let loops = (names.iter())
+            .map(|k| t.loops.iter().find(|l| l.0 == *k).map(|l| l.1))
+            .collect();
         Roles {
             names,
             opens,
             roles,
+            loops,
         }
     }
 
@@ -252,6 +269,13 @@ impl Roles {
             .get(usize::from(node.kind_id()))
             .copied()
             .unwrap_or(Opens::Nothing)
+    }
+
+    pub(super) fn loop_form(&self, node: Node) -> Option<LoopForm> {
+        self.loops
+            .get(usize::from(node.kind_id()))
+            .copied()
+            .flatten()
     }
 
     pub(super) fn role(&self, node: Node) -> Role {

@@ -328,8 +328,9 @@ fn key_param(f: &Function, language: Language, site: &LockSite) -> Option<(usize
 /// `site` as a template for calls in any file. Its expressions are resolved
 /// here and detached (a call id or a local name of this file would be looked
 /// up in the caller's model); spans, handles, releases and effects, which
-/// describe this file's text, are dropped. `call`/`result_call`/`span`/`func`
-/// are set by each call site.
+/// describe this file's text, are dropped, and so is a wait decided at this
+/// call (`wait_at_call`: a retry loop here is this call's LA105, not its
+/// callers'). `call`/`result_call`/`span`/`func` are set by each call site.
 fn template(site: &LockSite, model: &FileModel) -> LockSite {
     let here = |e: &Expr| resolve::resolve(model, e, site.func).detached(Span::default());
     let mut t = site.clone();
@@ -349,6 +350,7 @@ fn template(site: &LockSite, model: &FileModel) -> LockSite {
     t.separate_expire = None;
     t.releases = Vec::new();
     t.handle = None;
+    t.wait_at_call = false;
     t.effects = Vec::new();
     t.class_evidence = Vec::new();
     t
@@ -548,11 +550,7 @@ pub fn sites_for_calls(
             Written::Registration => callbacks::actions(model, catalog, model.call(call.id)),
             _ => Vec::new(),
         };
-        site.separate_expire = None;
-        site.releases = Vec::new();
         site.expects_release = false;
-        site.handle = None;
-        site.owner = None;
         match (use_, &w.object) {
             (Some(Taken::Guard), _) => site.guarded = true,
             // Already a site of its own (a typed lock object: `mutex.Lock()` on a
