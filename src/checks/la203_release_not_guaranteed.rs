@@ -456,7 +456,7 @@ fn released_on_the_way(
         r.start >= acquired
             && r.end <= exit.start
             && block.span.contains(*r)
-            && !model.on_another_turn(*r, exit, site.func, acquired)
+            && !(model.bypass(*r, site.func, acquired)).is_some_and(|b| b.reaches(exit))
     })
 }
 
@@ -485,9 +485,9 @@ fn skipping_path(
     let acquired = model.call(site.result_call).span.end.max(site.span.end);
     // Before the release, or after it on a later turn of a loop that skipped
     // it (the lock is still held there).
+    let bypass = model.bypass(rel, site.func, acquired);
     let between = |s: Span| {
-        s.start >= acquired
-            && (s.end <= rel.start || model.on_another_turn(rel, s, site.func, acquired))
+        s.start >= acquired && (s.end <= rel.start || bypass.is_some_and(|b| b.reaches(s)))
     };
     let language = profile(model.language);
     match language.calls_may_raise {

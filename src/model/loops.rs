@@ -16,32 +16,46 @@ pub struct Loop {
     pub repeats: bool,
 }
 
+/// A branch of a loop that later turns can go round: what runs after it in
+/// the loop, outside it, runs on those turns without it.
+#[derive(Debug, Clone, Copy)]
+pub struct Bypass {
+    loop_span: Span,
+    branch: Span,
+}
+
+impl Bypass {
+    /// Can `later` run on a turn that passed the branch by?
+    pub fn reaches(&self, later: Span) -> bool {
+        later.start >= self.branch.end
+            && self.loop_span.contains(later)
+            && !self.branch.contains(later)
+    }
+}
+
 impl FileModel {
-    /// Can `later`, written after `span` in a loop that starts at or after
-    /// `from`, run on a turn that did not run `span`? It can when `span` sits
-    /// in a branch of the loop's body that `later` is not in (`loop { match
-    /// work() { Ok(r) => { unlock(); return r } Err(_) => extend()? } }`).
-    pub fn on_another_turn(
-        &self,
-        span: Span,
-        later: Span,
-        func: Option<FuncId>,
-        from: usize,
-    ) -> bool {
-        if later.start < span.end {
-            return false;
-        }
-        let Some(l) = (self.loops.iter()).find(|l| {
-            l.func == func
-                && l.span.start >= from
-                && l.span.contains(span)
-                && l.span.contains(later)
-        }) else {
-            return false;
-        };
-        let apart =
-            |b: Span| l.span.contains(b) && b != l.span && b.contains(span) && !b.contains(later);
-        let block = (self.blocks.iter()).any(|b| b.kind == GuardKind::Plain && apart(b.span));
-        block || (self.conditionals_in(func)).any(|c| apart(c.stmt) && !c.cond.contains(span))
+    /// The branch holding `span` in the innermost loop around it that starts
+    /// at or after `from` (`loop { match work { Ok(r) => { unlock(&l); return r }
+    /// Err(_) => l = extend(&l)? } }`: the `Ok` arm), if `span` is in one.
+    /// Found once per statement; each later statement is then one test.
+    pub fn bypass(&self, span: Span, func: Option<FuncId>, from: usize) -> Option<Bypass> {
+        let l = (self.loops.iter())
+            .filter(|l| l.func == func && l.span.start >= from && l.span.contains(span))
+            .min_by_key(|l| l.span.end - l.span.start)?;
+        let inside = |b: Span| l.span.contains(b) && b != l.span && b.contains(span);
+        let blocks = (self.blocks.iter())
+            .filter(|b| b.kind == GuardKind::Plain)
+            .map(|b| b.span);
+        let branches = (self.conditionals_in(func))
+            .filter(|c| !c.cond.contains(span))
+            .map(|c| c.stmt);
+        let branch = blocks
+            .chain(branches)
+            .filter(|b| inside(*b))
+            .min_by_key(|b| b.end - b.start)?;
+        Some(Bypass {
+            loop_span: l.span,
+            branch,
+        })
     }
 }
