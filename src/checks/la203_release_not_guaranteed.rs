@@ -513,7 +513,8 @@ fn skipping_path(
             .map(|e| {
                 let why = match e.kind {
                     ExitKind::Try => "`?` returns early",
-                    ExitKind::Break | ExitKind::Continue => "the loop breaks early",
+                    ExitKind::Break => "the loop breaks early",
+                    ExitKind::Continue => "the loop's turn ends early (`continue` / `next`)",
                     _ => "the function returns early",
                 };
                 (e.span, why)
