@@ -103,7 +103,8 @@ pub struct RawVocabulary {
     pub clock_reads: Vec<String>,
     /// Words that bound a loop retrying an acquisition when its head, a
     /// condition in it or a call in it names one (`time.monotonic() < deadline`,
-    /// `attempt < 5`, `<-ctx.Done()`): word prefixes, case-insensitive.
+    /// `attempt < 5`, `<-ctx.Done()`): whole words of an identifier
+    /// (`maxRetries` is `max` and `retries`), case-insensitive.
     #[serde(default)]
     pub retry_bounds: Vec<String>,
 }

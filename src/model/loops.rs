@@ -34,14 +34,19 @@ impl Bypass {
 }
 
 impl FileModel {
+    /// The innermost loop of `func` around `span` that starts at or after `from`.
+    pub fn loop_around(&self, span: Span, func: Option<FuncId>, from: usize) -> Option<&Loop> {
+        (self.loops.iter())
+            .filter(|l| l.func == func && l.span.start >= from && l.span.contains(span))
+            .min_by_key(|l| l.span.end - l.span.start)
+    }
+
     /// The branch holding `span` in the innermost loop around it that starts
     /// at or after `from` (`loop { match work { Ok(r) => { unlock(&l); return r }
     /// Err(_) => l = extend(&l)? } }`: the `Ok` arm), if `span` is in one.
     /// Found once per statement; each later statement is then one test.
     pub fn bypass(&self, span: Span, func: Option<FuncId>, from: usize) -> Option<Bypass> {
-        let l = (self.loops.iter())
-            .filter(|l| l.func == func && l.span.start >= from && l.span.contains(span))
-            .min_by_key(|l| l.span.end - l.span.start)?;
+        let l = self.loop_around(span, func, from)?;
         let inside = |b: Span| l.span.contains(b) && b != l.span && b.contains(span);
         let blocks = (self.blocks.iter())
             .filter(|b| b.kind == GuardKind::Plain)

@@ -10,8 +10,7 @@
 //! bound it: no clock read in it and no bound word (`deadline`, `attempts`,
 //! `ctx`; the catalog's `retry-bounds`) in its head, its conditions or its calls.
 
-use super::resolve::words;
-use super::{LockSite, Wait};
+use super::{first_word, LockSite, Wait};
 use crate::catalog::Catalog;
 use crate::model::{mentions, ExitKind, FileModel, GuardKind, Loop, Span};
 
@@ -39,9 +38,7 @@ pub fn mark(model: &FileModel, catalog: &Catalog, sites: &mut [LockSite]) {
 
 /// The unbounded loop that retries `site`'s acquisition, if there is one.
 fn retried_in<'m>(model: &'m FileModel, catalog: &Catalog, site: &LockSite) -> Option<&'m Loop> {
-    let l = (model.loops.iter())
-        .filter(|l| l.func == site.func && l.span.contains(site.span))
-        .min_by_key(|l| l.span.end - l.span.start)?;
+    let l = model.loop_around(site.span, site.func, 0)?;
     // A closure between the loop and the acquisition (a callback per item)
     // runs on its own terms.
     let in_closure = (model.enclosing(site.span, &[GuardKind::Closure]))
@@ -61,14 +58,7 @@ fn retried_in<'m>(model: &'m FileModel, catalog: &Catalog, site: &LockSite) -> O
     if !(in_head || leaves || head_reads_it) {
         return None;
     }
-    let bound = |text: &str| {
-        (words(text).iter()).any(|w| {
-            catalog
-                .retry_bounds
-                .iter()
-                .any(|b| w.starts_with(b.as_str()))
-        })
-    };
+    let bound = |text: &str| first_word(&catalog.retry_bounds, &[text]).is_some();
     // The acquisition's own arguments and chain (`SetNX(ctx, ..).Result()`)
     // bound one attempt, not the loop.
     let own = |s: Span| site.span.contains(s) || s.contains(site.span);
